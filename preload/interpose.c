@@ -1,0 +1,179 @@
+/* The malloc family, forwarded to jemalloc.
+ *
+ * With LD_PRELOAD=libtiermalloc.so (or -ltiermalloc) these definitions come
+ * before libc's and jemalloc's in symbol lookup, so every allocation of the
+ * program, libc's internal ones included, arrives here.  malloc and free
+ * forward to jemalloc's own unflagged entry points (resolved once, in the
+ * constructor): their fast paths are about twice as fast as mallocx/dallocx
+ * for small sizes, and they use the same arenas and hooks.  Everything
+ * that needs flags (alignment) goes through the *allocx API.  Until the
+ * constructor runs, the first call boots tiermalloc and mallocx serves. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "../src/init.h"
+#include "jemalloc_api.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+static void *boot_malloc(size_t size)
+{
+	tier_boot();
+	void *p = mallocx(size ? size : 1, 0);
+	if (TIER_UNLIKELY(!p))
+		errno = ENOMEM;
+	return p;
+}
+
+static void boot_free(void *p)
+{
+	if (p)
+		dallocx(p, 0);
+}
+
+void *(*_Atomic tier_je_malloc)(size_t) = boot_malloc;
+void (*_Atomic tier_je_free)(void *) = boot_free;
+
+#define JE_MALLOC atomic_load_explicit(&tier_je_malloc, memory_order_relaxed)
+#define JE_FREE atomic_load_explicit(&tier_je_free, memory_order_relaxed)
+
+EXPORT void *malloc(size_t size)
+{
+	return JE_MALLOC(size);
+}
+
+EXPORT void free(void *ptr)
+{
+	JE_FREE(ptr);
+}
+
+EXPORT void *calloc(size_t n, size_t size)
+{
+	size_t total;
+	if (__builtin_mul_overflow(n, size, &total)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	tier_boot();
+	/* MALLOCX_ZERO: zeroes only what is not known to be zero already */
+	void *p = mallocx(total ? total : 1, 0x40);
+	if (!p)
+		errno = ENOMEM;
+	return p;
+}
+
+EXPORT void *realloc(void *ptr, size_t size)
+{
+	if (!ptr)
+		return malloc(size);
+	if (size == 0) { /* glibc: frees and returns NULL */
+		free(ptr);
+		return NULL;
+	}
+	void *p = rallocx(ptr, size, 0);
+	if (!p)
+		errno = ENOMEM; /* ptr is left untouched */
+	return p;
+}
+
+EXPORT void *reallocarray(void *ptr, size_t n, size_t size)
+{
+	size_t total;
+	if (__builtin_mul_overflow(n, size, &total)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return realloc(ptr, total);
+}
+
+static bool pow2(size_t x) { return x && !(x & (x - 1)); }
+
+EXPORT int posix_memalign(void **memptr, size_t alignment, size_t size)
+{
+	if (!pow2(alignment) || alignment % sizeof(void *))
+		return EINVAL;
+	tier_boot();
+	void *p = mallocx(size ? size : 1, JE_MALLOCX_ALIGN(alignment));
+	if (!p)
+		return ENOMEM;
+	*memptr = p;
+	return 0;
+}
+
+/* glibc 2.36 memalign semantics: an alignment that is not a power of two
+ * is rounded up to one; an impossible one fails with EINVAL. */
+void *tier_memalign(size_t alignment, size_t size)
+{
+	if (alignment > SIZE_MAX / 2 + 1) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (alignment <= 16)
+		return malloc(size);
+	if (!pow2(alignment))
+		alignment = (size_t)1 << (64 - __builtin_clzll(alignment));
+	tier_boot();
+	void *p = mallocx(size ? size : 1, JE_MALLOCX_ALIGN(alignment));
+	if (!p)
+		errno = ENOMEM;
+	return p;
+}
+
+EXPORT void *memalign(size_t alignment, size_t size)
+{
+	return tier_memalign(alignment, size);
+}
+
+/* glibc 2.36 implements aligned_alloc as memalign (no size-multiple rule). */
+EXPORT void *aligned_alloc(size_t alignment, size_t size)
+{
+	return tier_memalign(alignment, size);
+}
+
+EXPORT void *valloc(size_t size)
+{
+	return tier_memalign((size_t)sysconf(_SC_PAGESIZE), size);
+}
+
+EXPORT void *pvalloc(size_t size)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	if (size > SIZE_MAX - page) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	size_t rounded = size ? (size + page - 1) & ~(page - 1) : page;
+	return tier_memalign(page, rounded);
+}
+
+EXPORT size_t malloc_usable_size(void *ptr)
+{
+	return ptr ? sallocx(ptr, 0) : 0;
+}
+
+/* Return unused dirty memory of every arena to the kernel. */
+EXPORT int malloc_trim(size_t pad)
+{
+	(void)pad;
+	tier_boot();
+	return mallctl("arena.4096.purge", NULL, NULL, NULL, 0) == 0;
+}
+
+__attribute__((constructor)) static void interpose_init(void)
+{
+	tier_start();
+	void *h = dlopen("libjemalloc.so.2", RTLD_NOLOAD | RTLD_LAZY);
+	if (!h)
+		return;
+	void *m = dlsym(h, "malloc"), *f = dlsym(h, "free");
+	if (m && f) {
+		atomic_store(&tier_je_malloc, (void *(*)(size_t))m);
+		atomic_store(&tier_je_free, (void (*)(void *))f);
+	}
+	dlclose(h);
+}

@@ -1,0 +1,24 @@
+/* The few jemalloc entry points the interposer forwards to.  Declared here
+ * rather than through <jemalloc/jemalloc.h>, whose malloc-family
+ * declarations would clash with the definitions in this directory. */
+#ifndef TIER_JEMALLOC_API_H
+#define TIER_JEMALLOC_API_H
+
+#include <stddef.h>
+#include <strings.h>
+
+void *mallocx(size_t size, int flags);
+void *rallocx(void *ptr, size_t size, int flags);
+size_t sallocx(const void *ptr, int flags);
+void dallocx(void *ptr, int flags);
+void sdallocx(void *ptr, size_t size, int flags);
+int mallctl(const char *name, void *oldp, size_t *oldlenp, void *newp, size_t newlen);
+
+#define JE_MALLOCX_ALIGN(a) ((int)(ffsl((long)(a)) - 1))
+
+/* interpose.c: the unflagged entry points, jemalloc's own once resolved. */
+extern void *(*_Atomic tier_je_malloc)(size_t);
+extern void (*_Atomic tier_je_free)(void *);
+void *tier_memalign(size_t alignment, size_t size);
+
+#endif

@@ -1,0 +1,208 @@
+/* The extent hooks.  Rules that hold for every function here: no malloc
+ * (jemalloc may hold arena locks and would recurse into itself), no
+ * blocking on anything that may allocate, and extents we did not map
+ * (jemalloc mapped a few before our hooks were installed) go to jemalloc's
+ * default hooks untouched. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sys/mman.h>
+
+#include "arena.h"
+#include "hooks.h"
+#include "place.h"
+
+extent_hooks_t *tier_default_hooks;
+
+/* Reserve size bytes at a 2 MiB (or larger) alignment, padded to whole
+ * blocks so that no other mapping shares a block with this one. */
+static void *reserve(size_t size, size_t alignment, size_t *span)
+{
+	size_t align = alignment > TIER_BLOCK ? alignment : TIER_BLOCK;
+	size_t sp = tier_align_up(size, TIER_BLOCK);
+	size_t len = sp + align - TIER_PAGE;
+	if (len < sp)
+		return NULL;
+	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		       -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	char *base = (char *)tier_align_up((uintptr_t)p, align);
+	if (base > p)
+		munmap(p, (size_t)(base - p));
+	if (p + len > base + sp)
+		munmap(base + sp, (size_t)(p + len - (base + sp)));
+	*span = sp;
+	return base;
+}
+
+static void *h_alloc(extent_hooks_t *h, void *new_addr, size_t size, size_t alignment, bool *zero,
+		     bool *commit, unsigned arena)
+{
+	(void)h;
+	/* In-place growth at a fixed address is not ours to give: jemalloc
+	 * then allocates elsewhere and copies. */
+	if (new_addr)
+		return NULL;
+	size_t span;
+	void *p = reserve(size, alignment, &span);
+	if (!p)
+		return NULL;
+	struct tier_mapping *m = tier_registry_add((uintptr_t)p, size, span, arena,
+						    tier_arena_pinned_tier(arena));
+	if (!m) {
+		munmap(p, span);
+		return NULL;
+	}
+	*zero = true;
+	if (*commit)
+		tier_place_commit(m, (uintptr_t)p, size);
+	return p;
+}
+
+static struct tier_mapping *known(void *addr)
+{
+	struct tier_mapping *m = tier_registry_lookup((uintptr_t)addr);
+	if (!m)
+		atomic_fetch_add_explicit(&tier_reg_stats.unknown_calls, 1, memory_order_relaxed);
+	return m;
+}
+
+/* Opt out of unmapping: jemalloc keeps the range and decommits it, so the
+ * address space (and its registry entry) is reused. */
+static bool h_dalloc(extent_hooks_t *h, void *addr, size_t size, bool committed, unsigned arena)
+{
+	(void)h;
+	if (!known(addr) && tier_default_hooks->dalloc)
+		return tier_default_hooks->dalloc(tier_default_hooks, addr, size, committed, arena);
+	return true;
+}
+
+static void h_destroy(extent_hooks_t *h, void *addr, size_t size, bool committed, unsigned arena)
+{
+	(void)h;
+	struct tier_mapping *m = known(addr);
+	if (!m) {
+		if (tier_default_hooks->destroy)
+			tier_default_hooks->destroy(tier_default_hooks, addr, size, committed, arena);
+		return;
+	}
+	uintptr_t a = (uintptr_t)addr;
+	tier_place_decommit(m, a, size);
+	if (tier_bits_clear(m->start, (a - m->base) >> TIER_PAGE_SHIFT, 1))
+		atomic_fetch_sub(&tier_reg_stats.extents, 1);
+	if (atomic_fetch_sub(&m->live, size) == size) {
+		uintptr_t base = m->base;
+		size_t span = m->span;
+		tier_registry_remove(m);
+		munmap((void *)base, span);
+	} else {
+		/* keep the range reserved until the whole mapping is gone, so no
+		 * other mapping lands inside a registered block */
+		mmap(addr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1,
+		     0);
+	}
+}
+
+static bool h_commit(extent_hooks_t *h, void *addr, size_t size, size_t offset, size_t length,
+		     unsigned arena)
+{
+	(void)h;
+	struct tier_mapping *m = known(addr);
+	if (!m)
+		return tier_default_hooks->commit
+			       ? tier_default_hooks->commit(tier_default_hooks, addr, size, offset, length, arena)
+			       : true;
+	tier_place_commit(m, (uintptr_t)addr + offset, length);
+	return false;
+}
+
+static bool h_decommit(extent_hooks_t *h, void *addr, size_t size, size_t offset, size_t length,
+		       unsigned arena)
+{
+	(void)h;
+	struct tier_mapping *m = known(addr);
+	if (!m)
+		return tier_default_hooks->decommit
+			       ? tier_default_hooks->decommit(tier_default_hooks, addr, size, offset, length,
+							      arena)
+			       : true;
+	/* Drop the pages first: once the block is accounted empty it may be
+	 * re-placed and rebound, and it must hold nothing then. */
+	if (madvise((char *)addr + offset, length, MADV_DONTNEED))
+		return true;
+	tier_place_decommit(m, (uintptr_t)addr + offset, length);
+	return false;
+}
+
+static bool h_purge_forced(extent_hooks_t *h, void *addr, size_t size, size_t offset, size_t length,
+			   unsigned arena)
+{
+	(void)h;
+	if (!known(addr))
+		return tier_default_hooks->purge_forced
+			       ? tier_default_hooks->purge_forced(tier_default_hooks, addr, size, offset,
+								  length, arena)
+			       : true;
+	return madvise((char *)addr + offset, length, MADV_DONTNEED) != 0;
+}
+
+static bool h_purge_lazy(extent_hooks_t *h, void *addr, size_t size, size_t offset, size_t length,
+			 unsigned arena)
+{
+	(void)h;
+	if (!known(addr))
+		return tier_default_hooks->purge_lazy
+			       ? tier_default_hooks->purge_lazy(tier_default_hooks, addr, size, offset,
+								length, arena)
+			       : true;
+	return madvise((char *)addr + offset, length, MADV_FREE) != 0;
+}
+
+static bool h_split(extent_hooks_t *h, void *addr, size_t size, size_t size_a, size_t size_b,
+		    bool committed, unsigned arena)
+{
+	(void)h;
+	struct tier_mapping *m = known(addr);
+	if (!m)
+		return tier_default_hooks->split
+			       ? tier_default_hooks->split(tier_default_hooks, addr, size, size_a, size_b,
+							   committed, arena)
+			       : true;
+	if (tier_bits_set(m->start, ((uintptr_t)addr + size_a - m->base) >> TIER_PAGE_SHIFT, 1))
+		atomic_fetch_add_explicit(&tier_reg_stats.extents, 1, memory_order_relaxed);
+	return false;
+}
+
+static bool h_merge(extent_hooks_t *h, void *addr_a, size_t size_a, void *addr_b, size_t size_b,
+		    bool committed, unsigned arena)
+{
+	(void)h;
+	struct tier_mapping *ma = tier_registry_lookup((uintptr_t)addr_a);
+	struct tier_mapping *mb = tier_registry_lookup((uintptr_t)addr_b);
+	if (!ma && !mb) {
+		atomic_fetch_add_explicit(&tier_reg_stats.unknown_calls, 1, memory_order_relaxed);
+		return tier_default_hooks->merge
+			       ? tier_default_hooks->merge(tier_default_hooks, addr_a, size_a, addr_b,
+							   size_b, committed, arena)
+			       : true;
+	}
+	/* Extents of different mappings stay apart: a mapping is the unit we
+	 * register, bind and eventually unmap. */
+	if (ma != mb)
+		return true;
+	if (tier_bits_clear(ma->start, ((uintptr_t)addr_b - ma->base) >> TIER_PAGE_SHIFT, 1))
+		atomic_fetch_sub_explicit(&tier_reg_stats.extents, 1, memory_order_relaxed);
+	return false;
+}
+
+extent_hooks_t tier_extent_hooks = {
+	.alloc = h_alloc,
+	.dalloc = h_dalloc,
+	.destroy = h_destroy,
+	.commit = h_commit,
+	.decommit = h_decommit,
+	.purge_lazy = h_purge_lazy,
+	.purge_forced = h_purge_forced,
+	.split = h_split,
+	.merge = h_merge,
+};

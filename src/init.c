@@ -1,0 +1,144 @@
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <urcu-bp.h>
+
+#include "arena.h"
+#include "init.h"
+#include "place.h"
+#include "pool.h"
+#include "registry.h"
+#include "stats.h"
+
+struct tier_settings tier_settings;
+struct tier_topology tier_topo;
+
+static _Atomic int boot_state; /* 0 not started, 1 booting, 2 done */
+static __thread bool booting;
+static pthread_mutex_t ctl_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+void tier_ctl_lock(void) { pthread_mutex_lock(&ctl_mutex); }
+void tier_ctl_unlock(void) { pthread_mutex_unlock(&ctl_mutex); }
+
+/* fork: our locks are taken after jemalloc's (handlers registered before
+ * jemalloc initialises run their prepare step after its), so no hook can
+ * be holding one of them while jemalloc waits for its own. */
+static void prefork(void)
+{
+	pthread_mutex_lock(&ctl_mutex);
+	tier_registry_prefork();
+	tier_pool_prefork();
+	urcu_bp_before_fork();
+}
+
+static void postfork_parent(void)
+{
+	urcu_bp_after_fork_parent();
+	tier_pool_postfork();
+	tier_registry_postfork();
+	pthread_mutex_unlock(&ctl_mutex);
+}
+
+static void postfork_child(void)
+{
+	urcu_bp_after_fork_child();
+	tier_pool_postfork();
+	tier_registry_postfork();
+	tier_place_rebuild();
+	pthread_mutex_unlock(&ctl_mutex);
+}
+
+/* Default budget: 90% of the fast tier's free memory at start-up. */
+static size_t default_fast_limit(void)
+{
+	uint64_t free_b = 0;
+	for (int n = 0; n < TIER_MAX_NODES; n++)
+		if (tier_topo.ntiers && (tier_topo.tier[0].nodes >> n & 1))
+			free_b += tier_topo.node[n].mem_free;
+	return (size_t)(free_b / 10 * 9);
+}
+
+static void boot(void)
+{
+	tier_settings_default(&tier_settings);
+	tier_conf_load(&tier_settings);
+	tier_topology_read(&tier_topo);
+	tier_topology_classify(&tier_topo, tier_settings.fast_nodes, tier_settings.slow_nodes);
+	if (tier_topo.warning[0])
+		tier_log("%s", tier_topo.warning);
+	if (!tier_knob_given(&tier_settings, "fast_limit"))
+		tier_settings.fast_limit = default_fast_limit();
+	tier_place_setup(&tier_topo, tier_settings.enabled, tier_settings.fast_limit);
+
+	pthread_atfork(prefork, postfork_parent, postfork_child);
+	if (tier_arenas_install(tier_topo.ntiers) < 0)
+		tier_log("could not install extent hooks; allocations are served untiered");
+}
+
+void tier_boot(void)
+{
+	if (TIER_LIKELY(atomic_load_explicit(&boot_state, memory_order_acquire) == 2) || booting)
+		return;
+	int expect = 0;
+	if (atomic_compare_exchange_strong(&boot_state, &expect, 1)) {
+		booting = true;
+		boot();
+		booting = false;
+		atomic_store_explicit(&boot_state, 2, memory_order_release);
+		return;
+	}
+	while (atomic_load_explicit(&boot_state, memory_order_acquire) != 2)
+		sched_yield();
+}
+
+static void at_exit(void)
+{
+	if (tier_settings.stats_print)
+		tier_stats_print(NULL, NULL, tier_settings.stats_print == 2 ? "J" : "");
+}
+
+/* Says once, at start, what tiering does in this process; quiet unless
+ * asked (verbose) or the user configured tiering that cannot happen. */
+static void announce(void)
+{
+	bool wanted = tier_knob_given(&tier_settings, "fast_nodes") ||
+		      tier_knob_given(&tier_settings, "slow_nodes") ||
+		      tier_knob_given(&tier_settings, "enabled");
+	if (tier_topo.ntiers < 2 && (tier_settings.verbose || wanted)) {
+		tier_log("tiering off: %s", tier_topo.why_single);
+	} else if (tier_settings.verbose) {
+		tier_log("tiering %s: %d tiers (%s), fast_limit %zu MiB",
+			 atomic_load(&tier_place.active) ? "on" : "off (enabled:false)", tier_topo.ntiers,
+			 tier_topo.method, tier_settings.fast_limit >> 20);
+		for (int i = 0; i < tier_topo.ntiers; i++)
+			tier_log("tier %d: nodes %s: %s", i, tier_topo.tier[i].nodes_str,
+				 tier_topo.tier[i].reason);
+	}
+}
+
+void tier_start(void)
+{
+	tier_boot();
+	/* CXL facts only refine the reasons; tiers stay as booted unless the
+	 * classification is unchanged. */
+	if (tier_topology_read_cxl(&tier_topo) > 0) {
+		struct tier_topology t = tier_topo;
+		tier_topology_classify(&t, tier_settings.fast_nodes, tier_settings.slow_nodes);
+		bool same = t.ntiers == tier_topo.ntiers;
+		for (int i = 0; same && i < t.ntiers; i++)
+			same = t.tier[i].nodes == tier_topo.tier[i].nodes;
+		if (same)
+			tier_topo = t;
+	}
+	announce();
+	if (tier_settings.stats_print) {
+		int fd = fcntl(2, F_DUPFD_CLOEXEC, 3);
+		if (fd >= 0)
+			tier_stats_fd = fd;
+	}
+	atexit(at_exit);
+}

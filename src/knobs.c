@@ -1,0 +1,279 @@
+/* The knob table and typed value parsing shared by conf.c and ctl.c. */
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "knobs.h"
+
+#define OFF(f) offsetof(struct tier_settings, f)
+
+const struct tier_knob tier_knobs[] = {
+	{"fast_limit", TK_SIZE, OFF(fast_limit), 0, (double)SIZE_MAX, true,
+	 "a size such as 512M or 4G"},
+	{"enabled", TK_BOOL, OFF(enabled), 0, 1, true, "true or false"},
+	{"fast_nodes", TK_NODES, OFF(fast_nodes), 0, 0, false, "a node list such as 0 or 0-1+4"},
+	{"slow_nodes", TK_NODES, OFF(slow_nodes), 0, 0, false, "a node list such as 1 or 2-3"},
+	{"stats_print", TK_STATS, OFF(stats_print), 0, 2, false, "true, false or json"},
+	{"verbose", TK_BOOL, OFF(verbose), 0, 1, false, "true or false"},
+	{"period_ms", TK_UINT, OFF(period_ms), 1, 60000, true, "milliseconds, 1 to 60000"},
+	{"heat_half_life_ms", TK_UINT, OFF(heat_half_life_ms), 1, 3600000, true,
+	 "milliseconds, 1 to 3600000"},
+	{"promote_rate_mbps", TK_UINT, OFF(promote_rate_mbps), 1, 1000000, true,
+	 "MiB per second, 1 to 1000000"},
+	{"demote_rate_mbps", TK_UINT, OFF(demote_rate_mbps), 1, 1000000, true,
+	 "MiB per second, 1 to 1000000"},
+	{"watermark_high", TK_DOUBLE, OFF(watermark_high), 0.01, 1.0, true,
+	 "a fraction of fast_limit, 0.01 to 1"},
+	{"watermark_low", TK_DOUBLE, OFF(watermark_low), 0.0, 1.0, true,
+	 "a fraction of fast_limit, 0 to 1, not above watermark_high"},
+	{"hysteresis", TK_DOUBLE, OFF(hysteresis), 1.0, 1000.0, true, "a factor, 1 to 1000"},
+	{"heat_sources", TK_SOURCES, OFF(heat_sources), 0, 0, false,
+	 "sources joined by '+': perf, damon, pagemap, recency, all, none"},
+	{"migrate", TK_BOOL, OFF(migrate), 0, 1, true, "true or false"},
+};
+const size_t tier_nknobs = sizeof(tier_knobs) / sizeof(tier_knobs[0]);
+
+static const char *const src_names[TIER_SRC_COUNT] = {"perf", "damon", "pagemap", "recency"};
+
+const char *tier_source_name(unsigned src)
+{
+	return src < TIER_SRC_COUNT ? src_names[src] : "?";
+}
+
+void tier_settings_default(struct tier_settings *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->fast_limit = SIZE_MAX; /* resolved from the topology at init */
+	s->enabled = true;
+	s->period_ms = 100;
+	s->heat_half_life_ms = 1000;
+	s->promote_rate_mbps = 2048;
+	s->demote_rate_mbps = 2048;
+	s->watermark_high = 0.95;
+	s->watermark_low = 0.85;
+	s->hysteresis = 2.0;
+	s->heat_sources = TIER_SRC_ALL;
+	s->migrate = true;
+}
+
+const struct tier_knob *tier_knob_find(const char *name, size_t len)
+{
+	for (size_t i = 0; i < tier_nknobs; i++)
+		if (strlen(tier_knobs[i].name) == len && !memcmp(tier_knobs[i].name, name, len))
+			return &tier_knobs[i];
+	return NULL;
+}
+
+int tier_knob_index(const struct tier_knob *k)
+{
+	return (int)(k - tier_knobs);
+}
+
+bool tier_knob_given(const struct tier_settings *s, const char *name)
+{
+	const struct tier_knob *k = tier_knob_find(name, strlen(name));
+	return k && (s->set >> tier_knob_index(k) & 1);
+}
+
+size_t tier_knob_size(const struct tier_knob *k)
+{
+	switch (k->type) {
+	case TK_SIZE: return sizeof(size_t);
+	case TK_BOOL: return sizeof(bool);
+	case TK_UINT: case TK_STATS: case TK_SOURCES: return sizeof(unsigned);
+	case TK_DOUBLE: return sizeof(double);
+	case TK_NODES: return sizeof(tier_nodemask_t);
+	}
+	return 0;
+}
+
+static bool word_is(const char *v, size_t len, const char *w)
+{
+	return strlen(w) == len && !strncasecmp(v, w, len);
+}
+
+static int bool_parse(const char *v, size_t len, bool *out)
+{
+	if (word_is(v, len, "true") || word_is(v, len, "1") || word_is(v, len, "yes") ||
+	    word_is(v, len, "on"))
+		*out = true;
+	else if (word_is(v, len, "false") || word_is(v, len, "0") || word_is(v, len, "no") ||
+		 word_is(v, len, "off"))
+		*out = false;
+	else
+		return -1;
+	return 0;
+}
+
+static int uint_parse(const char *v, size_t len, unsigned long long *out)
+{
+	unsigned long long x = 0;
+	size_t i = 0;
+	if (len == 0)
+		return -1;
+	for (; i < len && v[i] >= '0' && v[i] <= '9'; i++) {
+		if (x > (ULLONG_MAX - (unsigned)(v[i] - '0')) / 10)
+			return -1;
+		x = x * 10 + (unsigned)(v[i] - '0');
+	}
+	if (i == 0)
+		return -1;
+	*out = x;
+	return (int)i;
+}
+
+/* "4096", "64K", "64k", "512M", "2G", "1T", optionally followed by "B" or
+ * "iB": binary multiples, no fractions, no overflow. */
+int tier_size_parse(const char *v, size_t len, size_t *out)
+{
+	unsigned long long x;
+	int n = uint_parse(v, len, &x);
+	if (n < 0)
+		return -1;
+	size_t i = (size_t)n;
+	unsigned shift = 0;
+	if (i < len) {
+		switch (v[i]) {
+		case 'k': case 'K': shift = 10; break;
+		case 'm': case 'M': shift = 20; break;
+		case 'g': case 'G': shift = 30; break;
+		case 't': case 'T': shift = 40; break;
+		case 'b': case 'B': break;
+		default: return -1;
+		}
+		if (v[i] != 'b' && v[i] != 'B') {
+			i++;
+			if (i < len && (v[i] == 'i') && i + 1 < len && (v[i + 1] == 'B' || v[i + 1] == 'b'))
+				i += 2;
+			else if (i < len && (v[i] == 'B' || v[i] == 'b'))
+				i++;
+		} else {
+			i++;
+		}
+		if (i != len)
+			return -1;
+	}
+	if (shift && x > (SIZE_MAX >> shift))
+		return -1;
+	if (x > SIZE_MAX)
+		return -1;
+	*out = (size_t)(x << shift);
+	return 0;
+}
+
+static int double_parse(const char *v, size_t len, double *out)
+{
+	char buf[64];
+	if (len == 0 || len >= sizeof(buf))
+		return -1;
+	memcpy(buf, v, len);
+	buf[len] = '\0';
+	for (size_t i = 0; i < len; i++)
+		if (!((buf[i] >= '0' && buf[i] <= '9') || buf[i] == '.'))
+			return -1;
+	char *end;
+	double d = strtod(buf, &end);
+	if (end != buf + len || !isfinite(d))
+		return -1;
+	*out = d;
+	return 0;
+}
+
+int tier_sources_parse(const char *v, size_t len, unsigned *out)
+{
+	unsigned m = 0;
+	size_t i = 0;
+	if (len == 0)
+		return -1;
+	while (i < len) {
+		size_t j = i;
+		while (j < len && v[j] != '+')
+			j++;
+		if (j == i)
+			return -1;
+		if (word_is(v + i, j - i, "all"))
+			m |= TIER_SRC_ALL;
+		else if (word_is(v + i, j - i, "none"))
+			;
+		else {
+			unsigned k;
+			for (k = 0; k < TIER_SRC_COUNT; k++)
+				if (word_is(v + i, j - i, src_names[k]))
+					break;
+			if (k == TIER_SRC_COUNT)
+				return -1;
+			m |= 1u << k;
+		}
+		i = j + (j < len);
+		if (j < len && i == len)
+			return -1;
+	}
+	*out = m;
+	return 0;
+}
+
+int tier_knob_check(const struct tier_knob *k, const void *val)
+{
+	double d;
+	switch (k->type) {
+	case TK_SIZE: d = (double)*(const size_t *)val; break;
+	case TK_UINT: case TK_STATS: d = *(const unsigned *)val; break;
+	case TK_DOUBLE: d = *(const double *)val; if (!isfinite(d)) return -1; break;
+	case TK_BOOL: return 0;
+	case TK_SOURCES: return (*(const unsigned *)val & ~TIER_SRC_ALL) ? -1 : 0;
+	case TK_NODES: return 0;
+	default: return -1;
+	}
+	return (d < k->min || d > k->max) ? -1 : 0;
+}
+
+int tier_knob_parse(const struct tier_knob *k, const char *v, size_t len, struct tier_settings *s)
+{
+	char *field = (char *)s + k->offset;
+	union { size_t z; bool b; unsigned u; double d; tier_nodemask_t m; } x;
+	unsigned long long ull = 0;
+	switch (k->type) {
+	case TK_SIZE:
+		if (tier_size_parse(v, len, &x.z)) return -1;
+		break;
+	case TK_BOOL:
+		if (bool_parse(v, len, &x.b)) return -1;
+		break;
+	case TK_UINT:
+		if (uint_parse(v, len, &ull) != (int)len || ull > UINT32_MAX) return -1;
+		x.u = (unsigned)ull;
+		break;
+	case TK_DOUBLE:
+		if (double_parse(v, len, &x.d)) return -1;
+		break;
+	case TK_NODES:
+		if (tier_nodemask_parse(v, len, &x.m)) return -1;
+		break;
+	case TK_STATS:
+		if (word_is(v, len, "json"))
+			x.u = 2;
+		else if (bool_parse(v, len, &x.b))
+			return -1;
+		else
+			x.u = x.b ? 1 : 0;
+		break;
+	case TK_SOURCES:
+		if (tier_sources_parse(v, len, &x.u)) return -1;
+		break;
+	}
+	if (tier_knob_check(k, &x))
+		return -1;
+	memcpy(field, &x, tier_knob_size(k));
+	s->set |= 1u << tier_knob_index(k);
+	return 0;
+}
+
+const char *tier_settings_check(const struct tier_settings *s)
+{
+	if (s->watermark_low > s->watermark_high)
+		return "watermark_low must not exceed watermark_high";
+	if (s->fast_nodes & s->slow_nodes)
+		return "fast_nodes and slow_nodes share a node";
+	return NULL;
+}

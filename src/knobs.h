@@ -1,0 +1,70 @@
+/* Tunables: one table describes every knob once, for TIERMALLOC_CONF
+ * (key:value) and for tier_mallctl ("tier.<key>"). */
+#ifndef TIER_KNOBS_H
+#define TIER_KNOBS_H
+
+#include "tier.h"
+
+enum tier_knob_type { TK_SIZE, TK_BOOL, TK_UINT, TK_DOUBLE, TK_NODES, TK_STATS, TK_SOURCES };
+
+/* Heat sources, in probe order (bit i of a sources mask). */
+enum { TIER_SRC_PERF, TIER_SRC_DAMON, TIER_SRC_PAGEMAP, TIER_SRC_RECENCY, TIER_SRC_COUNT };
+#define TIER_SRC_ALL ((1u << TIER_SRC_COUNT) - 1)
+
+struct tier_settings {
+	size_t fast_limit;              /* bytes; see knob_set for "unset" */
+	bool enabled;
+	tier_nodemask_t fast_nodes;     /* explicit topology override */
+	tier_nodemask_t slow_nodes;
+	unsigned stats_print;           /* 0 off, 1 text, 2 JSON */
+	bool verbose;
+	/* background tiering */
+	unsigned period_ms;
+	unsigned heat_half_life_ms;
+	unsigned promote_rate_mbps;
+	unsigned demote_rate_mbps;
+	double watermark_high;          /* fractions of fast_limit */
+	double watermark_low;
+	double hysteresis;              /* a swap needs heat ratio >= this */
+	unsigned heat_sources;          /* TIER_SRC_* mask */
+	bool migrate;
+	uint32_t set;                   /* bit k: knob k given explicitly */
+};
+
+struct tier_knob {
+	const char *name;
+	enum tier_knob_type type;
+	size_t offset;                  /* in struct tier_settings */
+	double min, max;                /* numeric range, inclusive */
+	bool runtime;                   /* writable through tier_mallctl */
+	const char *expect;             /* what a valid value looks like */
+};
+
+extern const struct tier_knob tier_knobs[];
+extern const size_t tier_nknobs;
+
+const struct tier_knob *tier_knob_find(const char *name, size_t len);
+int tier_knob_index(const struct tier_knob *k);
+/* Whether the named knob was set explicitly (TIERMALLOC_CONF). */
+bool tier_knob_given(const struct tier_settings *s, const char *name);
+/* Parse text into the knob's field of *s; 0 ok, -1 bad value. */
+int tier_knob_parse(const struct tier_knob *k, const char *v, size_t len, struct tier_settings *s);
+/* Check a binary value (from tier_mallctl) for range; 0 ok, -1 bad. */
+int tier_knob_check(const struct tier_knob *k, const void *val);
+size_t tier_knob_size(const struct tier_knob *k);
+/* Cross-knob rules (watermark_low <= watermark_high, ...); NULL when fine,
+ * else a message naming the rule. */
+const char *tier_settings_check(const struct tier_settings *s);
+void tier_settings_default(struct tier_settings *s);
+int tier_size_parse(const char *v, size_t len, size_t *out);
+int tier_sources_parse(const char *v, size_t len, unsigned *out);
+const char *tier_source_name(unsigned src);
+
+/* conf.c: parse a TIERMALLOC_CONF string into *s; all or nothing.
+ * Each error is passed to err() as one line; returns the error count. */
+int tier_conf_parse(const char *conf, struct tier_settings *s,
+                    void (*err)(void *ctx, const char *line), void *ctx);
+/* Read TIERMALLOC_CONF (unless AT_SECURE) into *s, printing errors. */
+void tier_conf_load(struct tier_settings *s);
+
+#endif

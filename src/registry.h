@@ -1,0 +1,88 @@
+/* The registry: every mapping our extent hooks made, with an exact mirror
+ * of jemalloc's extents inside it and per-2 MiB-block placement state.
+ *
+ * Writers are the extent hooks (under jemalloc's locks: they never block on
+ * anything that allocates).  Readers (background thread, stats, pins) walk
+ * the mapping list under rcu_read_lock() (liburcu-bp); removed mappings are
+ * freed only after a grace period.  Addresses map to mappings through a
+ * two-level table indexed by 2 MiB block number, so hooks find their
+ * mapping in O(1) without locks.  Mappings are 2 MiB aligned and padded to
+ * whole blocks, so every block belongs to one mapping and one arena. */
+#ifndef TIER_REGISTRY_H
+#define TIER_REGISTRY_H
+
+#include <urcu-bp.h>
+#include <urcu/rculist.h>
+
+#include "tier.h"
+
+/* Block state word: committed pages | (tier + 1) << 12.  Tier 0 in the
+ * field means "not placed yet": the block holds no committed page. */
+#define TIER_BS_PAGES 0x3ffu
+#define TIER_BS_TIER_SHIFT 12
+#define TIER_BS_TIER(s) ((int)(((s) >> TIER_BS_TIER_SHIFT) & 0xf) - 1)
+#define TIER_BS_MAKE(pages, tier) ((uint32_t)(pages) | (uint32_t)((tier) + 1) << TIER_BS_TIER_SHIFT)
+
+struct tier_block {
+	_Atomic uint32_t state;
+	_Atomic uint32_t pins;     /* tier_pin nesting count */
+	_Atomic uint32_t samples;  /* access samples since the last heat update */
+	float heat;                /* decayed samples per page; background thread only */
+	uint32_t moved_epoch;      /* period of the last migration (hysteresis) */
+};
+
+struct tier_mapping {
+	struct cds_list_head link;     /* registry list (RCU) */
+	uintptr_t base;                /* 2 MiB aligned */
+	size_t size;                   /* bytes given to jemalloc */
+	size_t span;                   /* size rounded up to whole blocks (mapped) */
+	size_t rec_size;               /* size of this record in the pool */
+	unsigned arena;
+	int pinned_tier;               /* explicit tier arena: its tier; else -1 */
+	uint32_t nblocks, npages;
+	_Atomic size_t live;           /* bytes not destroyed yet */
+	struct tier_mapping *limbo_next;
+	_Atomic uint64_t *start;       /* bit per page: an extent starts here */
+	_Atomic uint64_t *commit;      /* bit per page: committed */
+	struct tier_block *blocks;
+};
+
+struct tier_registry_stats {
+	_Atomic size_t mappings;
+	_Atomic size_t mapped;         /* bytes of live mappings (size) */
+	_Atomic size_t extents;
+	_Atomic size_t committed;      /* bytes */
+	_Atomic size_t unknown_calls;  /* hook calls on extents we did not map */
+};
+extern struct tier_registry_stats tier_reg_stats;
+
+/* Register a fresh mapping [base, base+size); NULL if out of memory. */
+struct tier_mapping *tier_registry_add(uintptr_t base, size_t size, size_t span, unsigned arena,
+                                       int pinned_tier);
+/* Unlink a mapping; it is freed after a grace period (tier_registry_reclaim). */
+void tier_registry_remove(struct tier_mapping *m);
+/* The mapping holding addr, or NULL.  Lock-free; readers other than the
+ * hooks must hold rcu_read_lock(). */
+struct tier_mapping *tier_registry_lookup(uintptr_t addr);
+/* Free removed mappings once no reader can see them (may block: never
+ * call it from a hook). */
+void tier_registry_reclaim(void);
+
+/* Bit helpers over a mapping's page bitmaps.  Return how many bits changed. */
+size_t tier_bits_set(_Atomic uint64_t *w, size_t from, size_t n);
+size_t tier_bits_clear(_Atomic uint64_t *w, size_t from, size_t n);
+size_t tier_bits_count(_Atomic uint64_t *w, size_t from, size_t n);
+bool tier_bit_test(_Atomic uint64_t *w, size_t i);
+
+/* Count inconsistencies between bitmaps, block states and counters
+ * (0 = the registry is exact).  Walks under rcu_read_lock. */
+size_t tier_registry_check(void);
+
+void tier_registry_prefork(void);
+void tier_registry_postfork(void);
+
+/* Iteration for readers holding rcu_read_lock(). */
+extern struct cds_list_head tier_registry_list;
+#define tier_registry_for_each(m) cds_list_for_each_entry_rcu(m, &tier_registry_list, link)
+
+#endif

@@ -1,0 +1,91 @@
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "sysfs.h"
+
+long tier_read_file(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	size_t n = 0;
+	while (n + 1 < len) {
+		ssize_t r = read(fd, buf + n, len - 1 - n);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			int e = errno;
+			close(fd);
+			errno = e;
+			return -1;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+		n--;
+	buf[n] = '\0';
+	return (long)n;
+}
+
+int tier_read_long(const char *path, long long *out)
+{
+	char buf[64], *end;
+	if (tier_read_file(path, buf, sizeof(buf)) <= 0)
+		return -1;
+	errno = 0;
+	long long v = strtoll(buf, &end, 0);
+	if (errno || end == buf)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int tier_write_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	size_t len = strlen(s);
+	ssize_t w = write(fd, s, len);
+	int e = w < 0 ? errno : 0;
+	close(fd);
+	if (w < 0)
+		return -e;
+	return (size_t)w == len ? 0 : -EIO;
+}
+
+/* getdents64 directly: opendir() would malloc its DIR. */
+int tier_dir_each(const char *path, int (*fn)(const char *name, void *arg), void *arg)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	char buf[4096] __attribute__((aligned(8)));
+	int ret = 0;
+	for (;;) {
+		long n = syscall(SYS_getdents64, fd, buf, sizeof(buf));
+		if (n <= 0)
+			break;
+		for (long off = 0; off < n;) {
+			struct dirent64 *d = (struct dirent64 *)(buf + off);
+			off += d->d_reclen;
+			if (!strcmp(d->d_name, ".") || !strcmp(d->d_name, ".."))
+				continue;
+			ret = fn(d->d_name, arg);
+			if (ret)
+				goto out;
+		}
+	}
+out:
+	close(fd);
+	return ret;
+}

@@ -1,0 +1,20 @@
+/* Reading and writing small kernel files (sysfs, procfs) without stdio or
+ * malloc, so that it is safe before and inside the allocator. */
+#ifndef TIER_SYSFS_H
+#define TIER_SYSFS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Read a whole file into buf (NUL-terminated, trailing newline stripped).
+ * Returns the length, or -1 (errno set). */
+long tier_read_file(const char *path, char *buf, size_t len);
+/* Read one integer; returns 0 on success. */
+int tier_read_long(const char *path, long long *out);
+/* Write a string to a file; returns 0 or -errno. */
+int tier_write_file(const char *path, const char *s);
+/* Call fn(name, arg) for each entry of a directory but "." and "..";
+ * stops when fn returns non-zero and returns that value; -1 if unreadable. */
+int tier_dir_each(const char *path, int (*fn)(const char *name, void *arg), void *arg);
+
+#endif

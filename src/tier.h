@@ -1,0 +1,34 @@
+/* Internal declarations shared by tiermalloc's modules. */
+#ifndef TIER_INTERNAL_H
+#define TIER_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define TIER_MAX_NODES 64          /* node ids 0..63: masks fit a uint64_t */
+#define TIER_MAX_TIERS 8
+#define TIER_PAGE_SHIFT 12
+#define TIER_PAGE ((size_t)1 << TIER_PAGE_SHIFT)
+/* Heat, placement and migration work on 2 MiB (THP-sized) blocks. */
+#define TIER_BLOCK_SHIFT 21
+#define TIER_BLOCK ((size_t)1 << TIER_BLOCK_SHIFT)
+#define TIER_PAGES_PER_BLOCK (TIER_BLOCK / TIER_PAGE)
+
+typedef uint64_t tier_nodemask_t;
+
+#define TIER_LIKELY(x) __builtin_expect(!!(x), 1)
+#define TIER_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+static inline size_t tier_align_up(size_t x, size_t a) { return (x + a - 1) & ~(a - 1); }
+static inline uintptr_t tier_align_down(uintptr_t x, size_t a) { return x & ~(uintptr_t)(a - 1); }
+
+/* log.c: one line to stderr, prefixed "tiermalloc: "; never allocates. */
+void tier_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Format a node mask as a list ("0-1,3") into buf; returns buf. */
+char *tier_nodemask_str(tier_nodemask_t m, char *buf, size_t len);
+/* Parse "0-1,3" / "0+2" into a mask; 0 on success, -1 on error. */
+int tier_nodemask_parse(const char *s, size_t len, tier_nodemask_t *out);
+
+#endif

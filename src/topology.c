@@ -1,0 +1,258 @@
+/* Tier discovery.  Sources, most authoritative first:
+ *   1. TIERMALLOC_CONF fast_nodes/slow_nodes (the user knows best);
+ *   2. the kernel's memory tiers (/sys/devices/virtual/memory_tiering,
+ *      lower id = faster), which already fold in HMAT and CXL (CDAT) data;
+ *   3. HMAT read latencies when the kernel has no memory-tier sysfs;
+ *   4. CPU-less nodes as far memory when nothing better is known.
+ * Everything is intersected with the cpuset's allowed nodes. */
+#define _GNU_SOURCE
+#include <numaif.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sysfs.h"
+#include "topology.h"
+
+#define NODE_DIR "/sys/devices/system/node"
+#define MTIER_DIR "/sys/devices/virtual/memory_tiering"
+
+static void read_meminfo(int n, struct tier_node *nd)
+{
+	char path[96], buf[2048];
+	snprintf(path, sizeof(path), NODE_DIR "/node%d/meminfo", n);
+	if (tier_read_file(path, buf, sizeof(buf)) <= 0)
+		return;
+	for (char *l = buf; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		unsigned long long kb;
+		char key[32];
+		int id;
+		if (sscanf(l, "Node %d %31s %llu", &id, key, &kb) != 3)
+			continue;
+		if (!strcmp(key, "MemTotal:"))
+			nd->mem_total = kb << 10;
+		else if (!strcmp(key, "MemFree:"))
+			nd->mem_free = kb << 10;
+	}
+}
+
+struct mtier_ctx {
+	struct tier_topology *t;
+};
+
+static int mtier_entry(const char *name, void *arg)
+{
+	struct mtier_ctx *c = arg;
+	int id;
+	char path[160], buf[128];
+	if (sscanf(name, "memory_tier%d", &id) != 1)
+		return 0;
+	snprintf(path, sizeof(path), MTIER_DIR "/%s/nodelist", name);
+	tier_nodemask_t m;
+	if (tier_read_file(path, buf, sizeof(buf)) <= 0 || tier_nodemask_parse(buf, strlen(buf), &m))
+		return 0;
+	for (int n = 0; n < TIER_MAX_NODES; n++)
+		if (m >> n & 1)
+			c->t->node[n].mtier = id;
+	return 0;
+}
+
+void tier_topology_read(struct tier_topology *t)
+{
+	char buf[256], path[128];
+	memset(t, 0, sizeof(*t));
+	for (int n = 0; n < TIER_MAX_NODES; n++) {
+		t->node[n].read_latency = -1;
+		t->node[n].mtier = -1;
+	}
+	/* Nodes with memory; older kernels lack has_memory, use online. */
+	if (tier_read_file(NODE_DIR "/has_memory", buf, sizeof(buf)) <= 0 &&
+	    tier_read_file(NODE_DIR "/online", buf, sizeof(buf)) <= 0)
+		strcpy(buf, "0");
+	if (tier_nodemask_parse(buf, strlen(buf), &t->present))
+		t->present = 1;
+
+	/* Allowed nodes straight from the kernel: get_mempolicy does not
+	 * allocate, unlike libnuma's bitmask helpers.  The mask must cover
+	 * every possible node id or the kernel answers EINVAL. */
+	unsigned long mask[1024 / (8 * sizeof(unsigned long))] = {0};
+	if (get_mempolicy(NULL, mask, 1024, NULL, MPOL_F_MEMS_ALLOWED) == 0)
+		t->allowed = (tier_nodemask_t)mask[0];
+	else
+		t->allowed = t->present;
+
+	for (int n = 0; n < TIER_MAX_NODES; n++) {
+		struct tier_node *nd = &t->node[n];
+		if (!(t->present >> n & 1))
+			continue;
+		nd->present = true;
+		nd->allowed = t->allowed >> n & 1;
+		snprintf(path, sizeof(path), NODE_DIR "/node%d/cpulist", n);
+		nd->has_cpu = tier_read_file(path, buf, sizeof(buf)) > 0;
+		read_meminfo(n, nd);
+		long long lat;
+		snprintf(path, sizeof(path), NODE_DIR "/node%d/access0/initiators/read_latency", n);
+		if (tier_read_long(path, &lat) == 0 && lat > 0)
+			nd->read_latency = (int)lat;
+	}
+	struct mtier_ctx c = {t};
+	tier_dir_each(MTIER_DIR, mtier_entry, &c);
+}
+
+int tier_topology_tier_of(const struct tier_topology *t, int node)
+{
+	for (int i = 0; i < t->ntiers; i++)
+		if (t->tier[i].nodes >> node & 1)
+			return i;
+	return -1;
+}
+
+static size_t append(char *buf, size_t len, size_t n, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static size_t append(char *buf, size_t len, size_t n, const char *fmt, ...)
+{
+	if (n >= len)
+		return n;
+	va_list ap;
+	va_start(ap, fmt);
+	int r = vsnprintf(buf + n, len - n, fmt, ap);
+	va_end(ap);
+	return r < 0 ? n : n + (size_t)r;
+}
+
+/* One clause per node: the facts that placed it in its tier. */
+static void explain(struct tier_topology *t, struct tier_tier *tt, const char *lead)
+{
+	size_t n = append(tt->reason, sizeof(tt->reason), 0, "%s", lead);
+	for (int i = 0; i < TIER_MAX_NODES; i++) {
+		if (!(tt->nodes >> i & 1))
+			continue;
+		const struct tier_node *nd = &t->node[i];
+		n = append(tt->reason, sizeof(tt->reason), n, "; node %d:", i);
+		if (nd->mtier >= 0)
+			n = append(tt->reason, sizeof(tt->reason), n, " kernel memory_tier%d,", nd->mtier);
+		if (nd->read_latency >= 0)
+			n = append(tt->reason, sizeof(tt->reason), n, " HMAT read latency %d ns,",
+				   nd->read_latency);
+		n = append(tt->reason, sizeof(tt->reason), n, " %s", nd->has_cpu ? "has CPUs" : "CPU-less");
+		if (nd->cxl[0])
+			n = append(tt->reason, sizeof(tt->reason), n, ", %s", nd->cxl);
+		n = append(tt->reason, sizeof(tt->reason), n, ", %llu MiB",
+			   (unsigned long long)(nd->mem_total >> 20));
+	}
+}
+
+static void add_tier(struct tier_topology *t, tier_nodemask_t m)
+{
+	if (!m)
+		return;
+	if (t->ntiers == TIER_MAX_TIERS) { /* fold the rest into the slowest */
+		t->tier[TIER_MAX_TIERS - 1].nodes |= m;
+		return;
+	}
+	t->tier[t->ntiers++].nodes = m;
+}
+
+/* Group candidate nodes by an ordering key (ascending = faster). */
+static void group_by(struct tier_topology *t, tier_nodemask_t cand, int (*key)(const struct tier_node *))
+{
+	tier_nodemask_t left = cand;
+	while (left) {
+		int best = -1;
+		for (int n = 0; n < TIER_MAX_NODES; n++)
+			if ((left >> n & 1) && (best < 0 || key(&t->node[n]) < key(&t->node[best])))
+				best = n;
+		tier_nodemask_t m = 0;
+		for (int n = 0; n < TIER_MAX_NODES; n++)
+			if ((left >> n & 1) && key(&t->node[n]) == key(&t->node[best]))
+				m |= (tier_nodemask_t)1 << n;
+		add_tier(t, m);
+		left &= ~m;
+	}
+}
+
+static int key_mtier(const struct tier_node *n) { return n->mtier; }
+static int key_latency(const struct tier_node *n) { return n->read_latency; }
+static int key_cpuless(const struct tier_node *n) { return !n->has_cpu; }
+
+void tier_topology_classify(struct tier_topology *t, tier_nodemask_t fast_ov, tier_nodemask_t slow_ov)
+{
+	char a[48], b[48];
+	tier_nodemask_t cand = t->present & t->allowed;
+	if (!cand)
+		cand = t->present;
+	t->ntiers = 0;
+	t->why_single[0] = t->warning[0] = '\0';
+	memset(t->tier, 0, sizeof(t->tier));
+
+	bool all_mtier = true, all_lat = true, any_cpu = false, any_cpuless = false;
+	for (int n = 0; n < TIER_MAX_NODES; n++) {
+		if (!(cand >> n & 1))
+			continue;
+		all_mtier &= t->node[n].mtier >= 0;
+		all_lat &= t->node[n].read_latency >= 0;
+		any_cpu |= t->node[n].has_cpu;
+		any_cpuless |= !t->node[n].has_cpu;
+	}
+
+	if (fast_ov || slow_ov) {
+		tier_nodemask_t bad = (fast_ov | slow_ov) & ~cand;
+		if (bad) {
+			snprintf(t->warning, sizeof(t->warning),
+				 "fast_nodes/slow_nodes name node(s) %s that have no memory or are not "
+				 "allowed by the cpuset (allowed: %s); override ignored",
+				 tier_nodemask_str(bad, a, sizeof(a)), tier_nodemask_str(cand, b, sizeof(b)));
+		} else {
+			tier_nodemask_t fast = fast_ov ? fast_ov : cand & ~slow_ov;
+			tier_nodemask_t slow = slow_ov ? slow_ov : cand & ~fast_ov;
+			t->method = "TIERMALLOC_CONF fast_nodes/slow_nodes";
+			add_tier(t, fast);
+			add_tier(t, slow);
+			if (t->ntiers)
+				explain(t, &t->tier[0], "set by TIERMALLOC_CONF fast_nodes");
+			if (t->ntiers > 1)
+				explain(t, &t->tier[1], "set by TIERMALLOC_CONF slow_nodes");
+			goto done;
+		}
+	}
+	if (all_mtier) {
+		t->method = "kernel memory tiers";
+		group_by(t, cand, key_mtier);
+		for (int i = 0; i < t->ntiers; i++)
+			explain(t, &t->tier[i], i == 0 ? "fastest kernel memory tier"
+						       : "slower kernel memory tier (higher memory_tier id)");
+	} else if (all_lat) {
+		t->method = "HMAT read latency";
+		group_by(t, cand, key_latency);
+		for (int i = 0; i < t->ntiers; i++)
+			explain(t, &t->tier[i], i == 0 ? "lowest HMAT read latency" : "higher HMAT read latency");
+	} else if (any_cpu && any_cpuless) {
+		t->method = "CPU-less nodes as far memory";
+		group_by(t, cand, key_cpuless);
+		explain(t, &t->tier[0], "nodes with CPUs (no kernel memory tiers or HMAT data)");
+		explain(t, &t->tier[1], "CPU-less nodes, taken as far (CXL) memory");
+	} else {
+		t->method = "no tier information";
+		add_tier(t, cand);
+		explain(t, &t->tier[0], "all nodes");
+	}
+done:
+	for (int i = 0; i < t->ntiers; i++)
+		tier_nodemask_str(t->tier[i].nodes, t->tier[i].nodes_str, sizeof(t->tier[i].nodes_str));
+	if (t->ntiers < 2) {
+		int nc = __builtin_popcountll(cand), np = __builtin_popcountll(t->present);
+		if (np == 1)
+			snprintf(t->why_single, sizeof(t->why_single),
+				 "single NUMA node (node %s): nothing to tier", t->tier[0].nodes_str);
+		else if (nc == 1)
+			snprintf(t->why_single, sizeof(t->why_single),
+				 "the cpuset allows only node %s of nodes %s", t->tier[0].nodes_str,
+				 tier_nodemask_str(t->present, a, sizeof(a)));
+		else
+			snprintf(t->why_single, sizeof(t->why_single),
+				 "nodes %s are all one tier (%s)", t->tier[0].nodes_str,
+				 all_mtier ? "the kernel puts them in the same memory tier"
+					   : "no tier information tells them apart");
+	}
+}

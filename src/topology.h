@@ -1,0 +1,46 @@
+/* Memory tiers: which NUMA nodes are fast and which are slow, and why. */
+#ifndef TIER_TOPOLOGY_H
+#define TIER_TOPOLOGY_H
+
+#include "tier.h"
+
+struct tier_node {
+	bool present;        /* has memory */
+	bool has_cpu;
+	bool allowed;        /* in this process's cpuset */
+	uint64_t mem_total;  /* bytes */
+	uint64_t mem_free;
+	int read_latency;    /* ns, from HMAT (access0 initiators); -1 unknown */
+	int mtier;           /* kernel memory_tier id; -1 unknown */
+	char cxl[48];        /* "CXL region0" when a CXL region backs it */
+};
+
+struct tier_tier {
+	tier_nodemask_t nodes;
+	char nodes_str[48];
+	char reason[384];
+};
+
+struct tier_topology {
+	struct tier_node node[TIER_MAX_NODES];
+	tier_nodemask_t present;     /* nodes with memory */
+	tier_nodemask_t allowed;     /* cpuset mems */
+	int ntiers;
+	struct tier_tier tier[TIER_MAX_TIERS];
+	const char *method;          /* how tiers were decided */
+	char why_single[256];        /* when ntiers < 2: why tiering is off */
+	char warning[256];           /* a rejected override, etc. */
+};
+
+/* Fill nodes from sysfs and the kernel's mempolicy; never allocates. */
+void tier_topology_read(struct tier_topology *t);
+/* Add CXL region facts through libcxl (loaded on demand); may allocate,
+ * so call it outside the allocator.  Returns the number of CXL nodes. */
+int tier_topology_read_cxl(struct tier_topology *t);
+/* Decide tiers from the node facts and an optional override (pure). */
+void tier_topology_classify(struct tier_topology *t, tier_nodemask_t fast_override,
+                            tier_nodemask_t slow_override);
+/* Tier index of a node, or -1. */
+int tier_topology_tier_of(const struct tier_topology *t, int node);
+
+#endif

@@ -1,0 +1,111 @@
+/* CXL facts for the topology: which nodes are backed by CXL regions.
+ * libcxl is loaded only when /sys/bus/cxl exists, so that ordinary
+ * processes do not pay for it (it pulls in libkmod, libudev, libcrypto).
+ * libcxl 76 has no region→node call: a region's physical range is matched
+ * against the memory blocks, whose sysfs directories name their node. */
+#define _GNU_SOURCE
+#include <cxl/libcxl.h>
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sysfs.h"
+#include "topology.h"
+
+struct cxl_api {
+	int (*new_)(struct cxl_ctx **);
+	void (*unref)(struct cxl_ctx *);
+	void (*set_log_priority)(struct cxl_ctx *, int);
+	struct cxl_bus *(*bus_first)(struct cxl_ctx *);
+	struct cxl_bus *(*bus_next)(struct cxl_bus *);
+	struct cxl_port *(*bus_port)(struct cxl_bus *);
+	struct cxl_decoder *(*dec_first)(struct cxl_port *);
+	struct cxl_decoder *(*dec_next)(struct cxl_decoder *);
+	struct cxl_region *(*reg_first)(struct cxl_decoder *);
+	struct cxl_region *(*reg_next)(struct cxl_region *);
+	const char *(*reg_name)(struct cxl_region *);
+	unsigned long long (*reg_size)(struct cxl_region *);
+	unsigned long long (*reg_resource)(struct cxl_region *);
+};
+
+static int load(void *h, struct cxl_api *a)
+{
+#define SYM(f, n) if (!(*(void **)&a->f = dlsym(h, n))) return -1
+	SYM(new_, "cxl_new");
+	SYM(unref, "cxl_unref");
+	SYM(set_log_priority, "cxl_set_log_priority");
+	SYM(bus_first, "cxl_bus_get_first");
+	SYM(bus_next, "cxl_bus_get_next");
+	SYM(bus_port, "cxl_bus_get_port");
+	SYM(dec_first, "cxl_decoder_get_first");
+	SYM(dec_next, "cxl_decoder_get_next");
+	SYM(reg_first, "cxl_region_get_first");
+	SYM(reg_next, "cxl_region_get_next");
+	SYM(reg_name, "cxl_region_get_devname");
+	SYM(reg_size, "cxl_region_get_size");
+	SYM(reg_resource, "cxl_region_get_resource");
+#undef SYM
+	return 0;
+}
+
+static int node_entry(const char *name, void *arg)
+{
+	int n;
+	if (sscanf(name, "node%d", &n) == 1) {
+		*(int *)arg = n;
+		return 1;
+	}
+	return 0;
+}
+
+/* Node holding physical range [start, start+size), or -1. */
+static int node_of_range(unsigned long long start, unsigned long long size)
+{
+	char buf[64], path[96];
+	if (tier_read_file("/sys/devices/system/memory/block_size_bytes", buf, sizeof(buf)) <= 0)
+		return -1;
+	unsigned long long bs = strtoull(buf, NULL, 16);
+	if (!bs || !size)
+		return -1;
+	for (unsigned long long b = start / bs; b <= (start + size - 1) / bs; b++) {
+		int node = -1;
+		snprintf(path, sizeof(path), "/sys/devices/system/memory/memory%llu", b);
+		if (tier_dir_each(path, node_entry, &node) > 0)
+			return node;
+	}
+	return -1;
+}
+
+int tier_topology_read_cxl(struct tier_topology *t)
+{
+	if (access("/sys/bus/cxl", F_OK))
+		return 0;
+	void *h = dlopen("libcxl.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+		return 0;
+	struct cxl_api a;
+	struct cxl_ctx *ctx = NULL;
+	int found = 0;
+	if (load(h, &a) || a.new_(&ctx) || !ctx)
+		goto out;
+	a.set_log_priority(ctx, 0);
+	for (struct cxl_bus *bus = a.bus_first(ctx); bus; bus = a.bus_next(bus)) {
+		struct cxl_port *port = a.bus_port(bus);
+		for (struct cxl_decoder *d = port ? a.dec_first(port) : NULL; d; d = a.dec_next(d)) {
+			for (struct cxl_region *r = a.reg_first(d); r; r = a.reg_next(r)) {
+				int node = node_of_range(a.reg_resource(r), a.reg_size(r));
+				if (node < 0 || node >= TIER_MAX_NODES || t->node[node].cxl[0])
+					continue;
+				snprintf(t->node[node].cxl, sizeof(t->node[node].cxl), "CXL %s (%llu MiB)",
+					 a.reg_name(r), a.reg_size(r) >> 20);
+				found++;
+			}
+		}
+	}
+	a.unref(ctx);
+out:
+	dlclose(h);
+	return found;
+}

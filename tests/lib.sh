@@ -1,0 +1,11 @@
+# Shell TAP helpers for the test scripts.
+tap_n=0
+tap_failed=0
+ok() { # ok COND-EXIT-STATUS NAME
+	tap_n=$((tap_n + 1))
+	if [ "$1" -eq 0 ]; then echo "ok $tap_n - $2"; else echo "not ok $tap_n - $2"; tap_failed=$((tap_failed + 1)); fi
+}
+skip() { tap_n=$((tap_n + 1)); echo "ok $tap_n # SKIP $1"; }
+diag() { echo "# $*"; }
+done_testing() { echo "1..$tap_n"; [ "$tap_failed" -eq 0 ]; }
+: "${TIERMALLOC_LIB:?TIERMALLOC_LIB must point at libtiermalloc.so}"
