@@ -1,0 +1,83 @@
+#!/bin/sh
+# One entry point for a fresh Debian 12 machine: installs what the project
+# needs, builds it, and runs the demo or the test suite.
+#   ./dev.sh demo    a real workload tiered inside the tiered VM: table + plot
+#   ./dev.sh test    every suite (unit, host programs, tiered VM); ends with
+#                    "N passed, N failed, N skipped"
+#   ./dev.sh deps | build | bench
+set -eu
+cd "$(dirname "$0")"
+
+PKGS="build-essential autoconf automake libtool pkg-config
+libjemalloc-dev libjemalloc2 libnuma-dev liburcu-dev libcxl-dev
+python3 numactl util-linux
+qemu-system-x86 busybox-static cpio xz-utils kmod ndctl daxctl
+gnuplot-nox"
+
+as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+
+deps() {
+	missing=
+	for p in $PKGS; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+			missing="$missing $p"
+	done
+	# the VM harness fetches the guest kernel with apt-get download: it
+	# needs package lists even when nothing is missing
+	if [ -n "$missing" ] || [ -z "$(ls /var/lib/apt/lists/ 2>/dev/null | grep -v lock)" ]; then
+		as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q
+	fi
+	if [ -n "$missing" ]; then
+		echo "dev.sh: installing$missing"
+		as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing
+	fi
+}
+
+build() {
+	if [ ! -x configure ] || [ configure.ac -nt configure ] || [ Makefile.am -nt Makefile.in ] ||
+		[ ! -f build-aux/tap-driver.sh ]; then
+		./autogen.sh
+	fi
+	if [ ! -f Makefile ] || [ configure -nt config.status ]; then
+		./configure --enable-werror
+	fi
+	make -j"$(nproc)"
+}
+
+# Sum the per-check results of every suite that make check ran.
+summary() {
+	awk '/^# (PASS|XFAIL):/ {p += $3} /^# (FAIL|XPASS|ERROR):/ {f += $3} /^# SKIP:/ {s += $3}
+	     END {printf "%d passed, %d failed, %d skipped\n", p, f, s}' "$1"
+}
+
+cmd=${1:-}
+case $cmd in
+deps) deps ;;
+build) deps; build ;;
+test)
+	deps
+	build
+	log=$(mktemp)
+	{ make -j"$(nproc)" check 2>&1; echo $? >"$log.rc"; } | tee "$log"
+	rc=$(cat "$log.rc")
+	grep -q '^# TOTAL:' "$log" || rc=1
+	summary "$log"
+	rm -f "$log" "$log.rc"
+	[ "$rc" -eq 0 ]
+	;;
+bench)
+	deps
+	build
+	make bench/alloc/alloc_bench >/dev/null
+	python3 bench/alloc/run.py
+	;;
+demo)
+	deps
+	build
+	exec bench/demo.sh
+	;;
+*)
+	sed -n '2,9s/^# \{0,1\}//p' "$0" >&2
+	exit 2
+	;;
+esac
