@@ -47,12 +47,22 @@ static void *h_alloc(extent_hooks_t *h, void *new_addr, size_t size, size_t alig
 	void *p = reserve(size, alignment, &span);
 	if (!p)
 		return NULL;
+	/* jemalloc asks for its metadata (base) blocks committed and 2 MiB
+	 * aligned; data extents are reserved page aligned and committed as
+	 * they are carved.  Metadata stays on the fast tier, outside the
+	 * budget: each arena's block is 2 MiB of address space of which a
+	 * little is ever touched. */
+	bool meta = *commit && alignment >= TIER_BLOCK;
 	struct tier_mapping *m = tier_registry_add((uintptr_t)p, size, span, arena,
-						    tier_arena_pinned_tier(arena));
+						    tier_arena_pinned_tier(arena), meta);
 	if (!m) {
 		munmap(p, span);
 		return NULL;
 	}
+	/* 2 MiB aligned, a metadata block would become one transparent huge
+	 * page under THP=always: 2 MiB resident for a few KiB used */
+	if (meta)
+		madvise(p, span, MADV_NOHUGEPAGE);
 	*zero = true;
 	if (*commit)
 		tier_place_commit(m, (uintptr_t)p, size);

@@ -51,16 +51,18 @@ fail:
 	return errno;
 }
 
-/* The tier for a block of an automatic arena: fast while the fast tier's
- * placed bytes stay within fast_limit, else the next tier. */
-static int decide(const struct tier_mapping *m, size_t cap)
+/* The tier for a block of an automatic arena: fast while the bytes
+ * committed on the fast tier stay under fast_limit, else the next tier.
+ * Committed bytes, not whole blocks: jemalloc leaves holes at the ends of
+ * its reservations, and those would eat the budget without holding data. */
+static int decide(const struct tier_mapping *m, size_t added)
 {
 	if (m->pinned_tier >= 0)
 		return m->pinned_tier;
 	if (!atomic_load_explicit(&tier_place.active, memory_order_relaxed))
 		return 0;
-	size_t used = atomic_load_explicit(&tier_place_stats.used[0], memory_order_relaxed);
-	return used + cap <= atomic_load_explicit(&tier_place.fast_limit, memory_order_relaxed) ? 0 : 1;
+	size_t com = atomic_load_explicit(&tier_place_stats.committed[0], memory_order_relaxed);
+	return com + added <= atomic_load_explicit(&tier_place.fast_limit, memory_order_relaxed) ? 0 : 1;
 }
 
 void tier_place_commit(struct tier_mapping *m, uintptr_t addr, size_t len)
@@ -86,14 +88,18 @@ void tier_place_commit(struct tier_mapping *m, uintptr_t addr, size_t len)
 			t = TIER_BS_TIER(old);
 			placed_now = t < 0;
 			if (placed_now)
-				t = decide(m, tier_block_capacity(m, b));
+				t = decide(m, added << TIER_PAGE_SHIFT);
 			new = TIER_BS_MAKE((old & TIER_BS_PAGES) + added, t);
 		} while (!atomic_compare_exchange_weak(&blk->state, &old, new));
-		atomic_fetch_add(&tier_place_stats.committed[t], added << TIER_PAGE_SHIFT);
 		atomic_fetch_add(&tier_reg_stats.committed, added << TIER_PAGE_SHIFT);
+		if (m->meta)
+			atomic_fetch_add(&tier_place_stats.meta_committed, added << TIER_PAGE_SHIFT);
+		else
+			atomic_fetch_add(&tier_place_stats.committed[t], added << TIER_PAGE_SHIFT);
 		if (!placed_now)
 			continue;
-		atomic_fetch_add(&tier_place_stats.used[t], tier_block_capacity(m, b));
+		if (!m->meta)
+			atomic_fetch_add(&tier_place_stats.used[t], tier_block_capacity(m, b));
 		atomic_fetch_add_explicit(&tier_place_stats.placed[t], 1, memory_order_relaxed);
 		if (t > 0 && m->pinned_tier < 0)
 			atomic_fetch_add_explicit(&tier_place_stats.spilled, 1, memory_order_relaxed);
@@ -137,8 +143,12 @@ void tier_place_decommit(struct tier_mapping *m, uintptr_t addr, size_t len)
 			new = left ? TIER_BS_MAKE(left, TIER_BS_TIER(old)) : 0;
 		} while (!atomic_compare_exchange_weak(&blk->state, &old, new));
 		int t = TIER_BS_TIER(old);
-		atomic_fetch_sub(&tier_place_stats.committed[t], removed << TIER_PAGE_SHIFT);
 		atomic_fetch_sub(&tier_reg_stats.committed, removed << TIER_PAGE_SHIFT);
+		if (m->meta) {
+			atomic_fetch_sub(&tier_place_stats.meta_committed, removed << TIER_PAGE_SHIFT);
+			continue;
+		}
+		atomic_fetch_sub(&tier_place_stats.committed[t], removed << TIER_PAGE_SHIFT);
 		if (!left) {
 			atomic_fetch_sub(&tier_place_stats.used[t], tier_block_capacity(m, b));
 			blk->heat = 0;
@@ -172,7 +182,7 @@ size_t tier_place_check(void)
 		for (uint32_t b = 0; b < m->nblocks; b++) {
 			uint32_t s = atomic_load(&m->blocks[b].state);
 			int t = TIER_BS_TIER(s);
-			if (t < 0)
+			if (t < 0 || m->meta)
 				continue;
 			if (t >= TIER_MAX_TIERS) {
 				bad++;
@@ -195,7 +205,7 @@ size_t tier_place_check(void)
 void tier_place_rebuild(void)
 {
 	size_t used[TIER_MAX_TIERS] = {0}, com[TIER_MAX_TIERS] = {0};
-	size_t extents = 0, committed = 0, mappings = 0, mapped = 0;
+	size_t extents = 0, committed = 0, mappings = 0, mapped = 0, meta = 0;
 	struct tier_mapping *m;
 	cds_list_for_each_entry(m, &tier_registry_list, link) {
 		mappings++;
@@ -209,11 +219,15 @@ void tier_place_rebuild(void)
 			if (pages && (t < 0 || t >= tier_place.ntiers))
 				t = 0;
 			atomic_store(&m->blocks[b].state, pages ? TIER_BS_MAKE(pages, t) : 0);
+			committed += pages << TIER_PAGE_SHIFT;
 			if (!pages)
 				continue;
+			if (m->meta) {
+				meta += pages << TIER_PAGE_SHIFT;
+				continue;
+			}
 			used[t] += tier_block_capacity(m, b);
 			com[t] += pages << TIER_PAGE_SHIFT;
-			committed += pages << TIER_PAGE_SHIFT;
 		}
 	}
 	for (int t = 0; t < TIER_MAX_TIERS; t++) {
@@ -222,6 +236,7 @@ void tier_place_rebuild(void)
 	}
 	atomic_store(&tier_reg_stats.extents, extents);
 	atomic_store(&tier_reg_stats.committed, committed);
+	atomic_store(&tier_place_stats.meta_committed, meta);
 	atomic_store(&tier_reg_stats.mappings, mappings);
 	atomic_store(&tier_reg_stats.mapped, mapped);
 }

@@ -9,6 +9,7 @@
 struct tier_place_stats {
 	_Atomic size_t used[TIER_MAX_TIERS];      /* bytes of blocks placed on each tier */
 	_Atomic size_t committed[TIER_MAX_TIERS]; /* committed bytes in those blocks */
+	_Atomic size_t meta_committed;            /* jemalloc metadata (fast, not charged) */
 	_Atomic uint64_t placed[TIER_MAX_TIERS];  /* blocks placed there, ever */
 	_Atomic uint64_t spilled;                 /* blocks sent down: fast tier over budget */
 	_Atomic uint64_t bind_calls;

@@ -52,7 +52,7 @@ struct tier_mapping *tier_registry_lookup(uintptr_t addr)
 }
 
 struct tier_mapping *tier_registry_add(uintptr_t base, size_t size, size_t span, unsigned arena,
-                                       int pinned_tier)
+                                       int pinned_tier, bool meta)
 {
 	size_t npages = span >> TIER_PAGE_SHIFT, nblocks = span >> TIER_BLOCK_SHIFT;
 	size_t words = (npages + 63) / 64;
@@ -66,7 +66,8 @@ struct tier_mapping *tier_registry_add(uintptr_t base, size_t size, size_t span,
 	m->span = span;
 	m->rec_size = rec;
 	m->arena = arena;
-	m->pinned_tier = pinned_tier;
+	m->pinned_tier = meta ? 0 : pinned_tier;
+	m->meta = meta;
 	m->npages = (uint32_t)npages;
 	m->nblocks = (uint32_t)nblocks;
 	m->start = (_Atomic uint64_t *)(m + 1);

@@ -39,6 +39,7 @@ struct tier_mapping {
 	size_t rec_size;               /* size of this record in the pool */
 	unsigned arena;
 	int pinned_tier;               /* explicit tier arena: its tier; else -1 */
+	bool meta;                     /* jemalloc metadata: fast tier, not charged */
 	uint32_t nblocks, npages;
 	_Atomic size_t live;           /* bytes not destroyed yet */
 	struct tier_mapping *limbo_next;
@@ -58,7 +59,7 @@ extern struct tier_registry_stats tier_reg_stats;
 
 /* Register a fresh mapping [base, base+size); NULL if out of memory. */
 struct tier_mapping *tier_registry_add(uintptr_t base, size_t size, size_t span, unsigned arena,
-                                       int pinned_tier);
+                                       int pinned_tier, bool meta);
 /* Unlink a mapping; it is freed after a grace period (tier_registry_reclaim). */
 void tier_registry_remove(struct tier_mapping *m);
 /* The mapping holding addr, or NULL.  Lock-free; readers other than the

@@ -85,7 +85,7 @@ struct snap {
 	struct tier_resident res;
 	int res_err;
 	bool active;
-	size_t fast_limit, extents, mappings, mapped, committed, unknown, pool;
+	size_t fast_limit, extents, mappings, mapped, committed, unknown, pool, meta;
 	size_t used[TIER_MAX_TIERS], tcommitted[TIER_MAX_TIERS];
 	uint64_t placed[TIER_MAX_TIERS], spilled, bind_calls, bind_fail;
 	int bind_errno;
@@ -103,6 +103,7 @@ static void gather(struct snap *s)
 	s->committed = atomic_load(&tier_reg_stats.committed);
 	s->unknown = atomic_load(&tier_reg_stats.unknown_calls);
 	s->pool = tier_pool_mapped();
+	s->meta = atomic_load(&tier_place_stats.meta_committed);
 	for (int t = 0; t < TIER_MAX_TIERS; t++) {
 		s->used[t] = atomic_load(&tier_place_stats.used[t]);
 		s->tcommitted[t] = atomic_load(&tier_place_stats.committed[t]);
@@ -152,7 +153,9 @@ static void print_text(struct out *o, const struct snap *s)
 	    (unsigned long long)s->spilled, (unsigned long long)s->bind_calls,
 	    (unsigned long long)s->bind_fail, s->bind_fail ? ", last error: " : "",
 	    s->bind_fail ? strerror(s->bind_errno) : "");
-	put(o, "metadata: %zu bytes\n", s->pool);
+	put(o, "metadata: jemalloc %zu bytes committed (fast tier, outside fast_limit), tiermalloc "
+	       "%zu bytes\n",
+	    s->meta, s->pool);
 	put(o, "___ End tiermalloc statistics ___\n");
 }
 
@@ -178,7 +181,7 @@ static void print_json(struct out *o, const struct snap *s)
 	put(o, "\"placement\":{\"spilled_blocks\":%llu,\"mbind_calls\":%llu,\"mbind_failures\":%llu},",
 	    (unsigned long long)s->spilled, (unsigned long long)s->bind_calls,
 	    (unsigned long long)s->bind_fail);
-	put(o, "\"metadata\":%zu}}\n", s->pool);
+	put(o, "\"metadata\":{\"jemalloc\":%zu,\"tiermalloc\":%zu}}}\n", s->meta, s->pool);
 }
 
 void tier_stats_print(void (*write_cb)(void *, const char *), void *cbopaque, const char *opts)

@@ -1,0 +1,104 @@
+#!/bin/sh
+# Runs inside the tiered VM (node 0: CPUs, fast; node 1: CPU-less, slower
+# in HMAT, so the guest kernel puts it in a lower memory tier).  Every
+# check asks the kernel itself where pages are (move_pages status queries
+# in `where`, /proc/PID/numa_maps).
+. "$top_srcdir/tests/lib.sh"
+B=$top_builddir/tests/tiered
+pre() { LD_PRELOAD=$TIERMALLOC_LIB "$@"; }
+count() { printf %s "$1" | tr -cd "$2" | wc -c; }
+val() { sed -n "s/^$1 //p" "$2"; }
+tmp=$(mktemp -d)
+
+# --- topology discovery -------------------------------------------------
+$B/tierctl tier.count tier.0.nodes tier.1.nodes tier.active tier.method tier.1.reason >"$tmp/topo"
+set -- $(head -n 4 "$tmp/topo")
+[ "$1" = 2 ] && [ "$2" = 0 ] && [ "$3" = 1 ] && [ "$4" = true ]
+ok $? "two tiers: node 0 fast, node 1 slow, tiering active ($(head -n 4 "$tmp/topo" | tr '\n' ' '))"
+reason=$(sed -n 6p "$tmp/topo")
+case $reason in *memory_tier*CPU-less*) r=0 ;; *) r=1 ;; esac
+ok $r "the slow tier says why: $reason"
+
+# --- fast_limit: the first ~64 MiB of 256 MiB on node 0, the rest on node 1
+TIERMALLOC_CONF=fast_limit:64M $B/where 256 1048576 >"$tmp/place"
+map=$(val map "$tmp/place")
+n0=$(val node0 "$tmp/place")
+n1=$(val node1 "$tmp/place")
+fast_blocks=$(count "$map" 0)
+# in allocation order: node-0 blocks, at most one split block, then node 1
+printf %s "$map" | grep -Eq '^0+\??1+$' && [ "$n0" -ge $((56 << 20)) ] &&
+	[ "$n0" -le $((66 << 20)) ] && [ "$n1" -ge $((190 << 20)) ]
+ok $? "fast_limit 64M: 256 x 1 MiB in order: first $fast_blocks on node 0 ($((n0 >> 20)) MiB), the rest on node 1 ($((n1 >> 20)) MiB)"
+diag "map $map"
+
+# --- explicit tier arenas ignore the budget and stay on their tier -------
+TIERMALLOC_CONF=fast_limit:0 $B/where -t 1 32 1048576 >"$tmp/slow"
+[ "$(val map "$tmp/slow")" = "11111111111111111111111111111111" ]
+ok $? "explicit slow-tier arena: 32 MiB all on node 1"
+TIERMALLOC_CONF=fast_limit:0 $B/where -t 0 32 1048576 >"$tmp/fast"
+[ "$(val map "$tmp/fast")" = "00000000000000000000000000000000" ]
+ok $? "explicit fast-tier arena: 32 MiB on node 0 even with fast_limit 0"
+TIERMALLOC_CONF=fast_limit:0 $B/where 16 1048576 >"$tmp/zero"
+[ "$(count "$(val map "$tmp/zero")" 1)" -eq 16 ]
+ok $? "fast_limit 0: automatic arenas place everything on the slow tier"
+
+# --- a full fast node: allocations fall back instead of failing ----------
+free0=$(awk '/MemFree/ {print $4 * 1024}' /sys/devices/system/node/node0/meminfo)
+want=$(( (free0 >> 20) + 200 ))
+TIERMALLOC_CONF=fast_limit:64G $B/where "$want" 1048576 >"$tmp/full"
+rc=$?
+n0=$(val node0 "$tmp/full")
+n1=$(val node1 "$tmp/full")
+[ $rc -eq 0 ] && [ "${n1:-0}" -ge $((150 << 20)) ] && [ "${n0:-0}" -ge $((64 << 20)) ]
+ok $? "node 0 full ($((free0 >> 20)) MiB free, $want MiB asked, budget unlimited): no failure, $(( ${n0:-0} >> 20 )) MiB node 0 + $(( ${n1:-0} >> 20 )) MiB node 1"
+
+# --- unmodified programs ----------------------------------------------------
+cat >"$tmp/build.py" <<'PY'
+import ctypes
+d = {}
+for i in range(600000):
+    d[i] = ("%08d" % i) * 40          # ~600k strings of 320 bytes
+blocks = [bytearray(1 << 20) for _ in range(64)]
+ctypes.CDLL(None).tier_stats_print(None, None, b"J")
+print(len(d), sum(len(v) for v in d.values()), len(blocks))
+PY
+out=$(TIERMALLOC_CONF=fast_limit:96M PYTHONMALLOC=malloc pre python3 "$tmp/build.py" 2>"$tmp/py.json")
+[ "$out" = "600000 192000000 64" ]
+ok $? "python3 builds a ~300 MB structure under the preload: $out"
+python3 - "$tmp/py.json" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))["tiermalloc"]["tiers"]
+r0, r1 = t[0]["resident"], t[1]["resident"]
+print("# python3 at its peak: resident tier 0 %d MiB, tier 1 %d MiB" % (r0 >> 20, r1 >> 20))
+sys.exit(0 if r0 >= 64 << 20 and r1 >= 128 << 20 else 1)
+PY
+ok $? "python3: stats show its bytes on both tiers"
+
+# sort of a large file: input and expected output made on the host
+if [ -f "$SORT_IN" ] && [ -f "$SORT_OUT" ]; then
+	TIERMALLOC_CONF=fast_limit:16M,stats_print:true pre sort -S 100M "$SORT_IN" >"$tmp/sorted" 2>"$tmp/sort.stats"
+	cmp -s "$tmp/sorted" "$SORT_OUT"
+	ok $? "sort of $(($(wc -c <"$SORT_IN") >> 20)) MiB under the preload: same output as on the host"
+	p0=$(sed -n 's/.*blocks placed: \([0-9]*\).*/\1/p' "$tmp/sort.stats" | sed -n 1p)
+	p1=$(sed -n 's/.*blocks placed: \([0-9]*\).*/\1/p' "$tmp/sort.stats" | sed -n 2p)
+	[ "${p0:-0}" -gt 0 ] && [ "${p1:-0}" -gt 0 ]
+	ok $? "sort: stats show blocks placed on both tiers (tier 0: ${p0:-0}, tier 1: ${p1:-0})"
+else
+	ok 1 "sort input from the host is missing ($SORT_IN)"
+fi
+
+# --- the cpuset's allowed nodes are honoured --------------------------------
+cg=/sys/fs/cgroup/tiermalloc-test
+if mkdir -p $cg 2>/dev/null && echo +cpuset >/sys/fs/cgroup/cgroup.subtree_control &&
+	echo 0 >$cg/cpuset.mems; then
+	sh -c "echo \$\$ >$cg/cgroup.procs && exec $B/tierctl tier.count tier.off_reason" >"$tmp/cs"
+	[ "$(sed -n 1p "$tmp/cs")" = 1 ] && grep -q "cpuset allows only node 0" "$tmp/cs"
+	ok $? "cpuset.mems=0: one tier, and why: $(sed -n 2p "$tmp/cs")"
+	sh -c "echo \$\$ >$cg/cgroup.procs && TIERMALLOC_CONF=fast_limit:8M exec $B/where 32 1048576" >"$tmp/csw"
+	[ "$(count "$(val map "$tmp/csw")" 0)" -eq 32 ]
+	ok $? "cpuset.mems=0: nothing lands on node 1 even past fast_limit"
+else
+	ok 1 "could not make a cpuset cgroup in the guest"
+fi
+rm -rf "$tmp"
+done_testing

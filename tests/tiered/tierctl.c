@@ -1,0 +1,102 @@
+/* tierctl: print tier_mallctl values for shell tests in the VM.
+ *   tierctl NAME...           each value on its own line; the type comes
+ *                             from the name (strings, bools, sizes, counts)
+ *   tierctl -w NAME=VALUE ... write a size_t/unsigned/bool knob first
+ * Exit status 1 with a message when a name fails. */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tiermalloc.h"
+
+enum kind { K_STR, K_BOOL, K_UNSIGNED, K_SIZE, K_U64, K_DOUBLE };
+
+static enum kind kind_of(const char *n)
+{
+	const char *last = strrchr(n, '.');
+	last = last ? last + 1 : n;
+	static const char *const strs[] = {"version", "nodes", "reason", "method", "off_reason"};
+	static const char *const bools[] = {"active", "enabled", "migrate", "verbose"};
+	static const char *const uns[] = {"count", "arena", "period_ms", "heat_half_life_ms",
+					  "promote_rate_mbps", "demote_rate_mbps", "heat_sources",
+					  "stats_print"};
+	static const char *const dbl[] = {"watermark_high", "watermark_low", "hysteresis"};
+	for (size_t i = 0; i < sizeof(strs) / sizeof(*strs); i++)
+		if (!strcmp(last, strs[i]))
+			return K_STR;
+	for (size_t i = 0; i < sizeof(bools) / sizeof(*bools); i++)
+		if (!strcmp(last, bools[i]))
+			return K_BOOL;
+	for (size_t i = 0; i < sizeof(uns) / sizeof(*uns); i++)
+		if (!strcmp(last, uns[i]))
+			return K_UNSIGNED;
+	for (size_t i = 0; i < sizeof(dbl) / sizeof(*dbl); i++)
+		if (!strcmp(last, dbl[i]))
+			return K_DOUBLE;
+	if (!strcmp(last, "nodemask") || !strncmp(n, "stats.heat", 10) || strstr(n, "_count"))
+		return K_U64;
+	return K_SIZE;
+}
+
+static int write_knob(const char *arg)
+{
+	char name[128];
+	const char *eq = strchr(arg, '=');
+	if (!eq || (size_t)(eq - arg) >= sizeof(name))
+		return EINVAL;
+	memcpy(name, arg, (size_t)(eq - arg));
+	name[eq - arg] = '\0';
+	const char *v = eq + 1;
+	switch (kind_of(name)) {
+	case K_BOOL: {
+		bool b = !strcmp(v, "true") || !strcmp(v, "1");
+		return tier_mallctl(name, NULL, NULL, &b, sizeof(b));
+	}
+	case K_UNSIGNED: {
+		unsigned u = (unsigned)strtoul(v, NULL, 0);
+		return tier_mallctl(name, NULL, NULL, &u, sizeof(u));
+	}
+	case K_DOUBLE: {
+		double d = strtod(v, NULL);
+		return tier_mallctl(name, NULL, NULL, &d, sizeof(d));
+	}
+	default: {
+		size_t z = strtoull(v, NULL, 0);
+		return tier_mallctl(name, NULL, NULL, &z, sizeof(z));
+	}
+	}
+}
+
+int main(int argc, char **argv)
+{
+	int i = 1, rc = 0;
+	for (; i + 1 < argc && !strcmp(argv[i], "-w"); i += 2) {
+		int e = write_knob(argv[i + 1]);
+		if (e) {
+			fprintf(stderr, "tierctl: writing %s: %s\n", argv[i + 1], strerror(e));
+			rc = 1;
+		}
+	}
+	for (; i < argc; i++) {
+		const char *n = argv[i];
+		int e;
+		union { const char *s; bool b; unsigned u; size_t z; uint64_t q; double d; } v;
+		size_t len;
+		switch (kind_of(n)) {
+		case K_STR: len = sizeof(v.s); e = tier_mallctl(n, &v.s, &len, NULL, 0); if (!e) printf("%s\n", v.s); break;
+		case K_BOOL: len = sizeof(v.b); e = tier_mallctl(n, &v.b, &len, NULL, 0); if (!e) printf("%s\n", v.b ? "true" : "false"); break;
+		case K_UNSIGNED: len = sizeof(v.u); e = tier_mallctl(n, &v.u, &len, NULL, 0); if (!e) printf("%u\n", v.u); break;
+		case K_U64: len = sizeof(v.q); e = tier_mallctl(n, &v.q, &len, NULL, 0); if (!e) printf("%llu\n", (unsigned long long)v.q); break;
+		case K_DOUBLE: len = sizeof(v.d); e = tier_mallctl(n, &v.d, &len, NULL, 0); if (!e) printf("%g\n", v.d); break;
+		default: len = sizeof(v.z); e = tier_mallctl(n, &v.z, &len, NULL, 0); if (!e) printf("%zu\n", v.z); break;
+		}
+		if (e) {
+			fprintf(stderr, "tierctl: %s: %s\n", n, strerror(e));
+			rc = 1;
+		}
+	}
+	return rc;
+}

@@ -1,0 +1,52 @@
+#!/bin/sh
+# Host side of the tiered-VM suite: boots each topology once and runs the
+# guest-side checks there.  A VM that fails to boot, panics or hangs yields
+# a failing TAP line, never a pass.
+. "${top_srcdir:-.}/tests/lib.sh"
+RUN="$top_srcdir/tests/vm/run"
+export top_srcdir top_builddir TIERMALLOC_LIB
+tmp=$(mktemp -d "${top_builddir}/.vmtest.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+# sort input and its expected output, made on the host
+${PYTHON3:-python3} -c '
+import random, sys
+r = random.Random(11)
+with open(sys.argv[1], "w") as f:
+    for i in range(400000):
+        f.write("%012x %s\n" % (r.getrandbits(48), "y" * r.randrange(1, 30)))
+' "$tmp/sort.in"
+LC_ALL=C sort "$tmp/sort.in" >"$tmp/sort.out"
+export SORT_IN="$tmp/sort.in" SORT_OUT="$tmp/sort.out" LC_ALL=C
+
+guest() { # guest TOPOLOGY SCRIPT ARGS...: the guest's TAP lines, renumbered
+	topo=$1
+	shift
+	"$RUN" --quiet --topology "$topo" --timeout 300 -- sh "$@" >"$tmp/$topo.tap" 2>"$tmp/$topo.err"
+	rc=$?
+	grep -E '^(ok|not ok)' "$tmp/$topo.tap" | while IFS= read -r line; do
+		case $line in
+		"not ok"*) echo "not ok - [$topo] ${line#not ok * - }" ;;
+		*) echo "ok - [$topo] ${line#ok * - }" ;;
+		esac
+	done
+	grep '^#' "$tmp/$topo.tap"
+	if [ $rc -gt 1 ] || ! grep -q '^1\.\.[0-9]' "$tmp/$topo.tap"; then
+		echo "not ok - [$topo] the guest run exited $rc"
+		sed 's/^/# /' "$tmp/$topo.err" | tail -n 30
+	fi
+}
+{
+	guest tiered "$top_srcdir/tests/tiered/guest-tiered.sh"
+	guest flat "$top_srcdir/tests/tiered/guest-flat.sh" flat
+	guest three "$top_srcdir/tests/tiered/guest-flat.sh" three
+} >"$tmp/all"
+# renumber for one plan
+n=0
+while IFS= read -r line; do
+	case $line in
+	"ok - "*|"not ok - "*) n=$((n + 1)); echo "$line" | sed "s/^\(not ok\|ok\) - /\1 $n - /" ;;
+	*) echo "$line" ;;
+	esac
+done <"$tmp/all"
+echo "1..$n"
