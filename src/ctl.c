@@ -3,9 +3,14 @@
  * EPERM for writing a read-only name. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "arena.h"
+#include "bg.h"
+#include "heat.h"
+#include "migrate.h"
+#include "tiering.h"
 #include "init.h"
 #include "place.h"
 #include "pool.h"
@@ -154,10 +159,80 @@ static int h_check(const struct req *r, long i, const struct tier_knob *k)
 /* Apply a knob written at run time to the modules that cache it. */
 static void knob_applied(const struct tier_knob *k)
 {
-	if (!strcmp(k->name, "fast_limit"))
+	if (!strcmp(k->name, "fast_limit")) {
 		atomic_store(&tier_place.fast_limit, tier_settings.fast_limit);
-	else if (!strcmp(k->name, "enabled"))
+	} else if (!strcmp(k->name, "enabled")) {
 		atomic_store(&tier_place.active, tier_settings.enabled && tier_topo.ntiers > 1);
+		tier_bg_start();
+	}
+	tier_bg_kick();
+}
+
+/* tier.promote / tier.demote: move N bytes now; reads back what moved. */
+static int h_move(const struct req *r, bool promote)
+{
+	if (!r->newp || r->newlen != sizeof(size_t))
+		return EINVAL;
+	if (r->oldp && (!r->oldlenp || *r->oldlenp != sizeof(size_t)))
+		return EINVAL;
+	if (!atomic_load(&tier_place.active))
+		return EFAULT;
+	size_t moved = tier_move_now(*(const size_t *)r->newp, promote);
+	return out(r, &moved, sizeof(moved));
+}
+static int h_promote(const struct req *r, long i, const struct tier_knob *k)
+{
+	(void)i, (void)k;
+	return h_move(r, true);
+}
+static int h_demote(const struct req *r, long i, const struct tier_knob *k)
+{
+	(void)i, (void)k;
+	return h_move(r, false);
+}
+
+static char sources_line[512];
+static int h_sources(const struct req *r, long i, const struct tier_knob *k)
+{
+	(void)i, (void)k;
+	int e = readonly(r);
+	if (e)
+		return e;
+	tier_ctl_lock();
+	tier_heat_describe(sources_line, sizeof(sources_line));
+	tier_ctl_unlock();
+	const char *v = sources_line;
+	return out(r, &v, sizeof(v));
+}
+
+#define U64_STAT(fn, expr)                                                     \
+	static int fn(const struct req *r, long i, const struct tier_knob *k) \
+	{                                                                      \
+		(void)i, (void)k;                                              \
+		RO_VALUE(uint64_t, (uint64_t)(expr));                         \
+	}
+U64_STAT(h_promoted_bytes, atomic_load(&tier_migrate_stats.promoted_bytes))
+U64_STAT(h_promoted_blocks, atomic_load(&tier_migrate_stats.promoted_blocks))
+U64_STAT(h_demoted_bytes, atomic_load(&tier_migrate_stats.demoted_bytes))
+U64_STAT(h_demoted_blocks, atomic_load(&tier_migrate_stats.demoted_blocks))
+U64_STAT(h_moved_pages, atomic_load(&tier_migrate_stats.moved_pages))
+U64_STAT(h_failed_pages, atomic_load(&tier_migrate_stats.failed_pages))
+U64_STAT(h_migrate_ns, atomic_load(&tier_migrate_stats.ns))
+U64_STAT(h_bg_cpu_ns, atomic_load(&tier_bg_stats.cpu_ns))
+U64_STAT(h_bg_periods, atomic_load(&tier_bg_stats.periods))
+U64_STAT(h_bg_tid, atomic_load(&tier_bg_stats.tid))
+
+static int h_bg_running(const struct req *r, long i, const struct tier_knob *k)
+{
+	(void)i, (void)k;
+	RO_VALUE(bool, atomic_load(&tier_bg_stats.running));
+}
+
+/* stats.heat.<source>.samples */
+static int h_samples(const struct req *r, long i, const struct tier_knob *k)
+{
+	(void)k;
+	RO_VALUE(uint64_t, atomic_load(&tier_heat_stats.samples[i]));
 }
 
 /* opt.<knob>: any knob, read-only.  tier.<knob>: run-time knobs, rw. */
@@ -212,6 +287,20 @@ static const struct node nodes[] = {
 	{"stats.committed", h_committed},
 	{"stats.metadata", h_metadata},
 	{"debug.check", h_check},
+	{"tier.promote", h_promote},
+	{"tier.demote", h_demote},
+	{"tier.heat.sources", h_sources},
+	{"stats.promoted_bytes", h_promoted_bytes},
+	{"stats.promoted_blocks", h_promoted_blocks},
+	{"stats.demoted_bytes", h_demoted_bytes},
+	{"stats.demoted_blocks", h_demoted_blocks},
+	{"stats.moved_pages", h_moved_pages},
+	{"stats.failed_pages", h_failed_pages},
+	{"stats.migrate_ns", h_migrate_ns},
+	{"stats.bg.cpu_ns", h_bg_cpu_ns},
+	{"stats.bg.periods", h_bg_periods},
+	{"stats.bg.tid", h_bg_tid},
+	{"stats.bg.running", h_bg_running},
 };
 
 /* Match name against pattern; '#' takes a decimal index. */
@@ -250,6 +339,15 @@ int tier_mallctl(const char *name, void *oldp, size_t *oldlenp, void *newp, size
 		if (idx >= 0 && idx >= tier_topo.ntiers)
 			return ENOENT;
 		return nodes[i].fn(&r, idx, NULL);
+	}
+	if (!strncmp(name, "stats.heat.", 11)) {
+		for (unsigned src = 0; src < TIER_SRC_COUNT; src++) {
+			char n[64];
+			snprintf(n, sizeof(n), "stats.heat.%s.samples", tier_source_name(src));
+			if (!strcmp(name, n))
+				return h_samples(&r, (long)src, NULL);
+		}
+		return ENOENT;
 	}
 	const char *dot = strchr(name, '.');
 	if (!dot)

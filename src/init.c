@@ -8,6 +8,8 @@
 #include <urcu-bp.h>
 
 #include "arena.h"
+#include "bg.h"
+#include "tiering.h"
 #include "init.h"
 #include "place.h"
 #include "pool.h"
@@ -29,6 +31,7 @@ void tier_ctl_unlock(void) { pthread_mutex_unlock(&ctl_mutex); }
  * be holding one of them while jemalloc waits for its own. */
 static void prefork(void)
 {
+	tier_balance_lock();
 	pthread_mutex_lock(&ctl_mutex);
 	tier_registry_prefork();
 	tier_pool_prefork();
@@ -41,6 +44,7 @@ static void postfork_parent(void)
 	tier_pool_postfork();
 	tier_registry_postfork();
 	pthread_mutex_unlock(&ctl_mutex);
+	tier_balance_unlock();
 }
 
 static void postfork_child(void)
@@ -50,6 +54,7 @@ static void postfork_child(void)
 	tier_registry_postfork();
 	tier_place_rebuild();
 	pthread_mutex_unlock(&ctl_mutex);
+	tier_balance_unlock();
 }
 
 /* Default budget: 90% of the fast tier's free memory at start-up. */
@@ -97,6 +102,7 @@ void tier_boot(void)
 
 static void at_exit(void)
 {
+	tier_bg_stop();
 	if (tier_settings.stats_print)
 		tier_stats_print(NULL, NULL, tier_settings.stats_print == 2 ? "J" : "");
 }
@@ -141,4 +147,8 @@ void tier_start(void)
 			tier_stats_fd = fd;
 	}
 	atexit(at_exit);
+	/* jemalloc is initialised by now, so this child handler runs after its
+	 * own: the child can allocate, and start its background thread */
+	pthread_atfork(NULL, NULL, tier_bg_after_fork_child);
+	tier_bg_start();
 }

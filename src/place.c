@@ -11,6 +11,7 @@
 #include <numaif.h>
 #include <sys/mman.h>
 
+#include "heat.h"
 #include "place.h"
 
 struct tier_place_stats tier_place_stats;
@@ -92,6 +93,12 @@ void tier_place_commit(struct tier_mapping *m, uintptr_t addr, size_t len)
 			new = TIER_BS_MAKE((old & TIER_BS_PAGES) + added, t);
 		} while (!atomic_compare_exchange_weak(&blk->state, &old, new));
 		atomic_fetch_add(&tier_reg_stats.committed, added << TIER_PAGE_SHIFT);
+		if (atomic_load_explicit(&tier_heat_recency_on, memory_order_relaxed) && !m->meta) {
+			/* recency source: a fresh page is about to be used */
+			atomic_fetch_add_explicit(&blk->samples, (uint32_t)added, memory_order_relaxed);
+			atomic_fetch_add_explicit(&tier_heat_stats.samples[TIER_SRC_RECENCY], added,
+						  memory_order_relaxed);
+		}
 		if (m->meta)
 			atomic_fetch_add(&tier_place_stats.meta_committed, added << TIER_PAGE_SHIFT);
 		else

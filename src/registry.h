@@ -29,6 +29,7 @@ struct tier_block {
 	_Atomic uint32_t samples;  /* access samples since the last heat update */
 	float heat;                /* decayed samples per page; background thread only */
 	uint32_t moved_epoch;      /* period of the last migration (hysteresis) */
+	uint32_t stragglers;       /* retries left for pages a migration could not move */
 };
 
 struct tier_mapping {
@@ -40,6 +41,7 @@ struct tier_mapping {
 	unsigned arena;
 	int pinned_tier;               /* explicit tier arena: its tier; else -1 */
 	bool meta;                     /* jemalloc metadata: fast tier, not charged */
+	uint32_t src_gen;              /* heat sources' registration mark (background thread) */
 	uint32_t nblocks, npages;
 	_Atomic size_t live;           /* bytes not destroyed yet */
 	struct tier_mapping *limbo_next;

@@ -5,9 +5,13 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "arena.h"
+#include "bg.h"
+#include "heat.h"
+#include "migrate.h"
 #include "init.h"
 #include "place.h"
 #include "pool.h"
@@ -89,6 +93,15 @@ struct snap {
 	size_t used[TIER_MAX_TIERS], tcommitted[TIER_MAX_TIERS];
 	uint64_t placed[TIER_MAX_TIERS], spilled, bind_calls, bind_fail;
 	int bind_errno;
+	char sources[512];
+	uint64_t samples[TIER_SRC_COUNT];
+	struct {
+		uint64_t promoted_bytes, promoted_blocks, demoted_bytes, demoted_blocks, moved_pages,
+			failed_pages, ns;
+	} mig;
+	bool bg_running;
+	uint64_t bg_periods, bg_cpu_ns;
+	double bg_share;
 };
 
 static void gather(struct snap *s)
@@ -113,6 +126,24 @@ static void gather(struct snap *s)
 	s->bind_calls = atomic_load(&tier_place_stats.bind_calls);
 	s->bind_fail = atomic_load(&tier_place_stats.bind_failures);
 	s->bind_errno = atomic_load(&tier_place_stats.last_bind_errno);
+	tier_heat_describe(s->sources, sizeof(s->sources));
+	for (int i = 0; i < TIER_SRC_COUNT; i++)
+		s->samples[i] = atomic_load(&tier_heat_stats.samples[i]);
+	s->mig.promoted_bytes = atomic_load(&tier_migrate_stats.promoted_bytes);
+	s->mig.promoted_blocks = atomic_load(&tier_migrate_stats.promoted_blocks);
+	s->mig.demoted_bytes = atomic_load(&tier_migrate_stats.demoted_bytes);
+	s->mig.demoted_blocks = atomic_load(&tier_migrate_stats.demoted_blocks);
+	s->mig.moved_pages = atomic_load(&tier_migrate_stats.moved_pages);
+	s->mig.failed_pages = atomic_load(&tier_migrate_stats.failed_pages);
+	s->mig.ns = atomic_load(&tier_migrate_stats.ns);
+	s->bg_running = atomic_load(&tier_bg_stats.running);
+	s->bg_periods = atomic_load(&tier_bg_stats.periods);
+	s->bg_cpu_ns = atomic_load(&tier_bg_stats.cpu_ns);
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	uint64_t t = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec,
+		 t0 = atomic_load(&tier_bg_stats.started_ns);
+	s->bg_share = t0 && t > t0 ? (double)s->bg_cpu_ns / (double)(t - t0) : 0.0;
 }
 
 static const char *off_reason(const struct snap *s)
@@ -153,6 +184,20 @@ static void print_text(struct out *o, const struct snap *s)
 	    (unsigned long long)s->spilled, (unsigned long long)s->bind_calls,
 	    (unsigned long long)s->bind_fail, s->bind_fail ? ", last error: " : "",
 	    s->bind_fail ? strerror(s->bind_errno) : "");
+	put(o, "heat sources: %s\n", s->sources);
+	put(o, "samples:");
+	for (unsigned i = 0; i < TIER_SRC_COUNT; i++)
+		put(o, " %s %llu%s", tier_source_name(i), (unsigned long long)s->samples[i],
+		    i + 1 < TIER_SRC_COUNT ? "," : "\n");
+	put(o, "migration: promoted %llu bytes in %llu blocks, demoted %llu bytes in %llu blocks; "
+	       "pages on target %llu, failed %llu; %.1f ms\n",
+	    (unsigned long long)s->mig.promoted_bytes, (unsigned long long)s->mig.promoted_blocks,
+	    (unsigned long long)s->mig.demoted_bytes, (unsigned long long)s->mig.demoted_blocks,
+	    (unsigned long long)s->mig.moved_pages, (unsigned long long)s->mig.failed_pages,
+	    (double)s->mig.ns / 1e6);
+	put(o, "background thread: %s, %llu periods, CPU %.1f ms (%.2f%% of a core)\n",
+	    s->bg_running ? "running" : "not running", (unsigned long long)s->bg_periods,
+	    (double)s->bg_cpu_ns / 1e6, s->bg_share * 100.0);
 	put(o, "metadata: jemalloc %zu bytes committed (fast tier, outside fast_limit), tiermalloc "
 	       "%zu bytes\n",
 	    s->meta, s->pool);
@@ -181,6 +226,19 @@ static void print_json(struct out *o, const struct snap *s)
 	put(o, "\"placement\":{\"spilled_blocks\":%llu,\"mbind_calls\":%llu,\"mbind_failures\":%llu},",
 	    (unsigned long long)s->spilled, (unsigned long long)s->bind_calls,
 	    (unsigned long long)s->bind_fail);
+	put(o, "\"heat\":{\"sources\":\"%s\",\"samples\":{", jstr(s->sources, b1, sizeof(b1)));
+	for (unsigned i = 0; i < TIER_SRC_COUNT; i++)
+		put(o, "%s\"%s\":%llu", i ? "," : "", tier_source_name(i), (unsigned long long)s->samples[i]);
+	put(o, "}},\"migration\":{\"promoted_bytes\":%llu,\"promoted_blocks\":%llu,"
+	       "\"demoted_bytes\":%llu,\"demoted_blocks\":%llu,\"pages_on_target\":%llu,"
+	       "\"failed_pages\":%llu,\"ns\":%llu},",
+	    (unsigned long long)s->mig.promoted_bytes, (unsigned long long)s->mig.promoted_blocks,
+	    (unsigned long long)s->mig.demoted_bytes, (unsigned long long)s->mig.demoted_blocks,
+	    (unsigned long long)s->mig.moved_pages, (unsigned long long)s->mig.failed_pages,
+	    (unsigned long long)s->mig.ns);
+	put(o, "\"background\":{\"running\":%s,\"periods\":%llu,\"cpu_ns\":%llu,\"core_share\":%.5f},",
+	    s->bg_running ? "true" : "false", (unsigned long long)s->bg_periods,
+	    (unsigned long long)s->bg_cpu_ns, s->bg_share);
 	put(o, "\"metadata\":{\"jemalloc\":%zu,\"tiermalloc\":%zu}}}\n", s->meta, s->pool);
 }
 

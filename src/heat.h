@@ -1,0 +1,68 @@
+/* Heat: how often each 2 MiB block is accessed, from pluggable sources.
+ *
+ * A source only reports what it saw (tier_heat_report); the heat core turns
+ * reports into a decayed per-block rate; the policy decides, the migrator
+ * moves.  Each source is one file with one ops struct, in the spirit of
+ * Linux mm/damon's damon_operations: probe, start, collect, stop. */
+#ifndef TIER_HEAT_H
+#define TIER_HEAT_H
+
+#include <poll.h>
+
+#include "knobs.h"
+#include "registry.h"
+
+struct tier_heat_ops {
+	const char *name;
+	/* 0 when the source can run in this process, else -1 with a short
+	 * reason in why ("no hardware PMU"). */
+	int (*probe)(char *why, size_t len);
+	int (*start)(char *why, size_t len);
+	/* Report the accesses seen since the last call (background thread). */
+	void (*collect)(void);
+	/* Release everything, shared resources included (exit, knob change). */
+	void (*stop)(void);
+	/* In a forked child: drop state inherited from the parent without
+	 * touching what the parent still uses. */
+	void (*forget)(void);
+	/* Optional: descriptors whose readiness means "a burst of reports is
+	 * waiting" (the background thread wakes early).  Returns how many. */
+	int (*pollfds)(struct pollfd *fds, int max);
+};
+
+extern const struct tier_heat_ops tier_heat_perf, tier_heat_damon, tier_heat_pagemap,
+	tier_heat_recency;
+
+enum tier_src_state { TIER_SRC_OFF, TIER_SRC_RUNNING, TIER_SRC_UNAVAILABLE };
+
+struct tier_heat_stats {
+	_Atomic uint64_t samples[TIER_SRC_COUNT]; /* page-weighted samples reported */
+	_Atomic uint64_t collects[TIER_SRC_COUNT];
+	enum tier_src_state state[TIER_SRC_COUNT];
+	char why[TIER_SRC_COUNT][96];
+};
+extern struct tier_heat_stats tier_heat_stats;
+
+/* Probe and start the sources in `mask` (probe order: perf, damon,
+ * pagemap, recency); stop the others.  Logs the outcome when verbose. */
+void tier_heat_start(unsigned mask);
+void tier_heat_stop(void);
+void tier_heat_forget(void);
+void tier_heat_collect(void);
+int tier_heat_pollfds(struct pollfd *fds, int max);
+/* "damon, pagemap, recency running; perf: no hardware PMU" */
+void tier_heat_describe(char *buf, size_t len);
+unsigned tier_heat_running(void);
+
+/* Sources report: `weight` accesses per page over [addr, addr+len).
+ * Addresses outside our mappings are ignored.  Takes rcu_read_lock. */
+void tier_heat_report(int src, uintptr_t addr, size_t len, uint32_t weight);
+/* Recency reports from the commit hook: lock-free, no RCU needed. */
+extern _Atomic bool tier_heat_recency_on;
+
+/* Fold the samples of the last period into each block's heat:
+ * heat = heat * decay + samples / committed pages.  Caller holds
+ * rcu_read_lock. */
+void tier_heat_age(double decay);
+
+#endif

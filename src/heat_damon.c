@@ -1,0 +1,369 @@
+/* damon: accessed bits through DAMON virtual-address monitoring, via
+ * /sys/kernel/mm/damon/admin (root, CONFIG_DAMON_VADDR + CONFIG_DAMON_SYSFS).
+ *
+ * DAMON's sysfs is one interface for the whole machine: nr_kdamonds cannot
+ * change while any kdamond runs, and rewriting it tears down every
+ * kdamond's setup.  So tiermalloc processes share ONE kdamond: its context
+ * monitors one target per process, and each process owns one "stat"
+ * scheme whose target filter keeps only its own regions (scheme i <->
+ * target i).  A state file under a lock lists the member pids; whoever
+ * joins or leaves rewrites the targets and schemes and commits them; dead
+ * members (pid gone, or pid reused: start time differs) are pruned by the
+ * next one.  A kdamond is added only when none of ours exists and no
+ * kdamond at all is running; otherwise this source stays off and says why.
+ * DAMON (6.12) can monitor virtual addresses but not migrate them; it only
+ * reports here, tiermalloc moves. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "heat.h"
+#include "sysfs.h"
+
+#define ADMIN "/sys/kernel/mm/damon/admin/kdamonds"
+#define RUNDIR "/run/tiermalloc"
+#define MAX_MEMBERS 64
+
+struct member {
+	long pid;
+	unsigned long long start; /* /proc/PID/stat starttime */
+};
+
+struct state {
+	int kd; /* kdamond index, -1: none */
+	int n;
+	struct member m[MAX_MEMBERS];
+};
+
+static struct {
+	bool on;
+	int kd;
+	int lockfd;
+	unsigned long long my_start;
+} dm = {.kd = -1, .lockfd = -1};
+
+static unsigned long long start_time(long pid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	if (tier_read_file(path, buf, sizeof(buf)) <= 0)
+		return 0;
+	char *p = strrchr(buf, ')');
+	if (!p)
+		return 0;
+	/* field 22; p is at the end of field 2 */
+	int field = 2;
+	for (; *p && field < 22; p++)
+		if (*p == ' ')
+			field++;
+	return strtoull(p, NULL, 10);
+}
+
+static int lock(int how)
+{
+	if (dm.lockfd < 0) {
+		mkdir(RUNDIR, 0755);
+		dm.lockfd = open(RUNDIR "/damon.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+		if (dm.lockfd < 0)
+			return -1;
+	}
+	while (flock(dm.lockfd, how) < 0)
+		if (errno != EINTR)
+			return -1;
+	return 0;
+}
+
+static void unlock(void)
+{
+	flock(dm.lockfd, LOCK_UN);
+}
+
+static void load(struct state *s)
+{
+	char buf[4096];
+	s->kd = -1;
+	s->n = 0;
+	if (tier_read_file(RUNDIR "/damon.state", buf, sizeof(buf)) <= 0)
+		return;
+	char *save = NULL;
+	for (char *l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		long pid;
+		unsigned long long st;
+		if (sscanf(l, "kdamond %d", &s->kd) == 1)
+			continue;
+		if (sscanf(l, "%ld %llu", &pid, &st) == 2 && s->n < MAX_MEMBERS)
+			s->m[s->n++] = (struct member){pid, st};
+	}
+}
+
+static int save(const struct state *s)
+{
+	char buf[4096];
+	size_t n = (size_t)snprintf(buf, sizeof(buf), "kdamond %d\n", s->kd);
+	for (int i = 0; i < s->n && n < sizeof(buf); i++)
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%ld %llu\n", s->m[i].pid, s->m[i].start);
+	int fd = open(RUNDIR "/damon.state.tmp", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -1;
+	bool ok = write(fd, buf, n) == (ssize_t)n;
+	close(fd);
+	return ok ? rename(RUNDIR "/damon.state.tmp", RUNDIR "/damon.state") : -1;
+}
+
+static void prune(struct state *s)
+{
+	int k = 0;
+	for (int i = 0; i < s->n; i++) {
+		bool alive = (kill((pid_t)s->m[i].pid, 0) == 0 || errno == EPERM) &&
+			     start_time(s->m[i].pid) == s->m[i].start;
+		if (alive)
+			s->m[k++] = s->m[i];
+	}
+	s->n = k;
+}
+
+static int wr(const char *value, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int wr(const char *value, const char *fmt, ...)
+{
+	char path[256];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(path, sizeof(path), fmt, ap);
+	va_end(ap);
+	return tier_write_file(path, value);
+}
+
+static bool kdamond_on(int k)
+{
+	char path[128], buf[16];
+	snprintf(path, sizeof(path), ADMIN "/%d/state", k);
+	return tier_read_file(path, buf, sizeof(buf)) > 0 && !strcmp(buf, "on");
+}
+
+/* Rewrite the shared kdamond's context for the members of s and start or
+ * commit it.  0, or a negative errno. */
+static int configure(const struct state *s)
+{
+	int k = s->kd, e;
+	char v[32];
+	if (!s->n) /* nobody left: stop monitoring */
+		return kdamond_on(k) ? wr("off", ADMIN "/%d/state", k) : 0;
+	char path[128], buf[16];
+	snprintf(path, sizeof(path), ADMIN "/%d/contexts/nr_contexts", k);
+	if (tier_read_file(path, buf, sizeof(buf)) <= 0 || strcmp(buf, "1"))
+		if ((e = wr("1", ADMIN "/%d/contexts/nr_contexts", k)))
+			return e;
+#define C ADMIN "/%d/contexts/0"
+	if ((e = wr("vaddr", C "/operations", k)))
+		return e;
+	wr("5000", C "/monitoring_attrs/intervals/sample_us", k);
+	wr("100000", C "/monitoring_attrs/intervals/aggr_us", k);
+	wr("1000000", C "/monitoring_attrs/intervals/update_us", k);
+	wr("10", C "/monitoring_attrs/nr_regions/min", k);
+	wr("1000", C "/monitoring_attrs/nr_regions/max", k);
+	snprintf(v, sizeof(v), "%d", s->n);
+	if ((e = wr(v, C "/targets/nr_targets", k)) || (e = wr(v, C "/schemes/nr_schemes", k)))
+		return e;
+	for (int i = 0; i < s->n; i++) {
+		snprintf(v, sizeof(v), "%ld", s->m[i].pid);
+		if ((e = wr(v, C "/targets/%d/pid_target", k, i)))
+			return e;
+#define S C "/schemes/%d"
+		wr("stat", S "/action", k, i);
+		wr("0", S "/access_pattern/sz/min", k, i);
+		wr("18446744073709551615", S "/access_pattern/sz/max", k, i);
+		wr("1", S "/access_pattern/nr_accesses/min", k, i); /* accessed regions only */
+		wr("4294967295", S "/access_pattern/nr_accesses/max", k, i);
+		wr("0", S "/access_pattern/age/min", k, i);
+		wr("4294967295", S "/access_pattern/age/max", k, i);
+		/* keep only target i's regions: filter out what does not match it */
+		if ((e = wr("1", S "/filters/nr_filters", k, i)) ||
+		    (e = wr("target", S "/filters/0/type", k, i)))
+			return e;
+		snprintf(v, sizeof(v), "%d", i);
+		wr(v, S "/filters/0/target_idx", k, i);
+		wr("N", S "/filters/0/matching", k, i);
+#undef S
+	}
+#undef C
+	return wr(kdamond_on(k) ? "commit" : "on", ADMIN "/%d/state", k);
+}
+
+/* A kdamond for us: the recorded one if it still exists, else an idle
+ * unconfigured one, else a new one if no kdamond runs at all. */
+static int pick_kdamond(struct state *s, char *why, size_t len)
+{
+	long long n = 0;
+	if (tier_read_long(ADMIN "/nr_kdamonds", &n))
+		n = 0;
+	if (s->kd >= 0 && s->kd < n)
+		return 0;
+	for (int k = 0; k < n; k++) {
+		char path[128], buf[16];
+		snprintf(path, sizeof(path), ADMIN "/%d/contexts/nr_contexts", k);
+		if (!kdamond_on(k) && tier_read_file(path, buf, sizeof(buf)) > 0 && !strcmp(buf, "0")) {
+			s->kd = k;
+			s->n = 0;
+			return 0;
+		}
+	}
+	for (int k = 0; k < n; k++)
+		if (kdamond_on(k)) {
+			snprintf(why, len, "kdamond %d (not ours) is running; adding one would stop it", k);
+			return -1;
+		}
+	char v[16];
+	snprintf(v, sizeof(v), "%lld", n + 1);
+	int e = tier_write_file(ADMIN "/nr_kdamonds", v);
+	if (e) {
+		snprintf(why, len, "cannot add a kdamond: %s", strerror(-e));
+		return -1;
+	}
+	s->kd = (int)n;
+	s->n = 0;
+	return 0;
+}
+
+static int damon_probe(char *why, size_t len)
+{
+	if (access(ADMIN "/nr_kdamonds", F_OK)) {
+		snprintf(why, len, "no DAMON sysfs interface (CONFIG_DAMON_SYSFS)");
+		return -1;
+	}
+	if (access(ADMIN "/nr_kdamonds", W_OK)) {
+		snprintf(why, len, "DAMON sysfs needs root");
+		return -1;
+	}
+	return 0;
+}
+
+static int damon_start(char *why, size_t len)
+{
+	struct state s;
+	long self = getpid();
+	if (lock(LOCK_EX)) {
+		snprintf(why, len, "cannot lock " RUNDIR "/damon.lock: %s", strerror(errno));
+		return -1;
+	}
+	load(&s);
+	prune(&s);
+	int rc = pick_kdamond(&s, why, len);
+	if (rc == 0) {
+		dm.my_start = start_time(self);
+		if (s.n < MAX_MEMBERS)
+			s.m[s.n++] = (struct member){self, dm.my_start};
+		int e = configure(&s);
+		if (e) {
+			snprintf(why, len, "configuring kdamond %d: %s (vaddr monitoring unavailable?)", s.kd,
+				 strerror(-e));
+			s.n--;
+			configure(&s);
+			rc = -1;
+		}
+		save(&s);
+	}
+	unlock();
+	if (rc == 0) {
+		dm.on = true;
+		dm.kd = s.kd;
+	}
+	return rc;
+}
+
+static int my_index(void)
+{
+	struct state s;
+	load(&s);
+	for (int i = 0; i < s.n; i++)
+		if (s.m[i].pid == getpid() && s.m[i].start == dm.my_start)
+			return s.kd == dm.kd ? i : -1;
+	return -1;
+}
+
+struct region_ctx {
+	int k, i;
+};
+
+static int region(const char *name, void *arg)
+{
+	struct region_ctx *c = arg;
+	char path[192];
+	long long start, end, acc;
+	if (name[0] < '0' || name[0] > '9')
+		return 0; /* total_bytes */
+#define R ADMIN "/%d/contexts/0/schemes/%d/tried_regions/%s/"
+	snprintf(path, sizeof(path), R "start", c->k, c->i, name);
+	if (tier_read_long(path, &start))
+		return 0;
+	snprintf(path, sizeof(path), R "end", c->k, c->i, name);
+	if (tier_read_long(path, &end))
+		return 0;
+	snprintf(path, sizeof(path), R "nr_accesses", c->k, c->i, name);
+	if (tier_read_long(path, &acc))
+		return 0;
+#undef R
+	if (end > start && acc > 0)
+		tier_heat_report(TIER_SRC_DAMON, (uintptr_t)start, (size_t)(end - start), (uint32_t)acc);
+	return 0;
+}
+
+static void damon_collect(void)
+{
+	if (lock(LOCK_SH))
+		return;
+	int i = my_index();
+	if (i >= 0 && wr("update_schemes_tried_regions", ADMIN "/%d/state", dm.kd) == 0) {
+		char path[128];
+		struct region_ctx c = {dm.kd, i};
+		snprintf(path, sizeof(path), ADMIN "/%d/contexts/0/schemes/%d/tried_regions", dm.kd, i);
+		tier_dir_each(path, region, &c);
+	}
+	unlock();
+}
+
+static void damon_stop(void)
+{
+	if (!dm.on)
+		return;
+	struct state s;
+	if (lock(LOCK_EX) == 0) {
+		load(&s);
+		prune(&s);
+		int k = 0;
+		for (int i = 0; i < s.n; i++)
+			if (s.m[i].pid != getpid())
+				s.m[k++] = s.m[i];
+		s.n = k;
+		configure(&s);
+		save(&s);
+		unlock();
+	}
+	dm.on = false;
+}
+
+/* The parent stays registered; the child only drops its copy of the lock
+ * descriptor (flock locks belong to the open file, shared with the parent). */
+static void damon_forget(void)
+{
+	if (dm.lockfd >= 0)
+		close(dm.lockfd);
+	dm.lockfd = -1;
+	dm.on = false;
+}
+
+const struct tier_heat_ops tier_heat_damon = {
+	.name = "damon",
+	.probe = damon_probe,
+	.start = damon_start,
+	.collect = damon_collect,
+	.stop = damon_stop,
+	.forget = damon_forget,
+};

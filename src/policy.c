@@ -1,0 +1,105 @@
+#include <stdbool.h>
+
+#include "policy.h"
+
+/* In-place heapsort: glibc's qsort may call malloc, and the policy runs
+ * under a lock that fork's prepare handler takes after jemalloc's. */
+static bool before(const struct tier_cand *a, const struct tier_cand *b, bool hottest)
+{
+	return hottest ? a->heat > b->heat : a->heat < b->heat;
+}
+
+static void sift(struct tier_cand *v, size_t i, size_t n, bool hottest)
+{
+	for (;;) {
+		size_t c = 2 * i + 1;
+		if (c >= n)
+			return;
+		/* a heap whose root sorts last, so the array ends up in order */
+		if (c + 1 < n && before(&v[c], &v[c + 1], hottest))
+			c++;
+		if (!before(&v[i], &v[c], hottest))
+			return;
+		struct tier_cand t = v[i];
+		v[i] = v[c];
+		v[c] = t;
+		i = c;
+	}
+}
+
+void tier_cand_sort(struct tier_cand *v, size_t n, bool hottest_first)
+{
+	for (size_t i = n / 2; i-- > 0;)
+		sift(v, i, n, hottest_first);
+	for (size_t end = n; end > 1; end--) {
+		struct tier_cand t = v[0];
+		v[0] = v[end - 1];
+		v[end - 1] = t;
+		sift(v, 0, end - 1, hottest_first);
+	}
+}
+
+void tier_policy_decide(const struct tier_policy_in *in, struct tier_cand *fast, size_t nfast,
+                        struct tier_cand *slow, size_t nslow, struct tier_policy_out *out)
+{
+	*out = (struct tier_policy_out){0};
+	tier_cand_sort(fast, nfast, false);
+	tier_cand_sort(slow, nslow, true);
+	size_t high = (size_t)((double)in->fast_limit * in->wm_high);
+	size_t low = (size_t)((double)in->fast_limit * in->wm_low);
+	size_t used = in->fast_used, pbudget = in->promote_budget, dbudget = in->demote_budget;
+	size_t f = 0, s = 0;
+
+	/* 1. over the high watermark: back down to the low one */
+	if (used > high)
+		for (; f < nfast && used > low && fast[f].bytes <= dbudget; f++) {
+			fast[f].chosen = true;
+			used -= fast[f].bytes;
+			dbudget -= fast[f].bytes;
+			out->demote_bytes += fast[f].bytes;
+			out->demote_blocks++;
+		}
+
+	/* 2. room under the high watermark: the hottest slow blocks first */
+	for (; s < nslow && slow[s].heat >= in->min_heat && slow[s].heat > 0; s++) {
+		if (used + slow[s].bytes > high || slow[s].bytes > pbudget)
+			break;
+		slow[s].chosen = true;
+		used += slow[s].bytes;
+		pbudget -= slow[s].bytes;
+		out->promote_bytes += slow[s].bytes;
+		out->promote_blocks++;
+	}
+
+	/* 3. no room: make room for each next-hottest slow block by demoting
+	 * the coldest fast blocks, as long as every one of them is colder by
+	 * the hysteresis factor */
+	for (; s < nslow; s++) {
+		struct tier_cand *hot = &slow[s];
+		if (hot->heat < in->min_heat || hot->heat <= 0 || hot->bytes > pbudget)
+			break;
+		size_t g = f, freed = 0, cost = 0;
+		while (used - freed + hot->bytes > high && g < nfast &&
+		       (double)hot->heat >= in->hysteresis * (double)fast[g].heat &&
+		       cost + fast[g].bytes <= dbudget) {
+			freed += fast[g].bytes;
+			cost += fast[g].bytes;
+			g++;
+		}
+		if (used - freed + hot->bytes > high)
+			break; /* not enough colder memory to give way */
+		for (; f < g; f++) {
+			fast[f].chosen = true;
+			out->demote_bytes += fast[f].bytes;
+			out->demote_blocks++;
+			out->swaps++;
+		}
+		used = used - freed + hot->bytes;
+		dbudget -= cost;
+		pbudget -= hot->bytes;
+		hot->chosen = true;
+		out->promote_bytes += hot->bytes;
+		out->promote_blocks++;
+	}
+	out->fast_after = used;
+}

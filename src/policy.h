@@ -1,0 +1,51 @@
+/* The policy: which blocks move, given their heat and the fast tier's
+ * budget.  Pure logic over candidate arrays (unit-tested on the host). */
+#ifndef TIER_POLICY_H
+#define TIER_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct tier_cand {
+	void *ref;          /* the caller's handle (mapping) */
+	uint32_t block;
+	uint32_t bytes;     /* committed bytes: what moving it costs the budget */
+	float heat;
+	uint8_t tier;       /* where it is now (0 = fast) */
+	bool chosen;        /* output: move it (to 0 if tier > 0, else to 1) */
+};
+
+struct tier_policy_in {
+	size_t fast_limit;
+	size_t fast_used;       /* committed bytes on the fast tier now */
+	double wm_high, wm_low; /* fractions of fast_limit */
+	double hysteresis;      /* a swap needs slow heat >= hysteresis * fast heat */
+	size_t promote_budget;  /* bytes this period (rate limit) */
+	size_t demote_budget;
+	float min_heat;         /* promote nothing colder than this */
+};
+
+struct tier_policy_out {
+	size_t promote_bytes, demote_bytes, promote_blocks, demote_blocks, swaps;
+	size_t fast_after;
+};
+
+/* Rules, in order:
+ *  1. above the high watermark: demote the coldest fast blocks until at or
+ *     below the low watermark;
+ *  2. promote the hottest slow blocks while they fit under the high
+ *     watermark;
+ *  3. then swap: for the hottest remaining slow block, demote the coldest
+ *     fast blocks until it fits, but only blocks it is hotter than by the
+ *     hysteresis factor; stop at the first block that cannot fit.
+ * Each direction stays within its byte budget.  Sorts both arrays (fast:
+ * coldest first; slow: hottest first) and marks the chosen candidates. */
+void tier_policy_decide(const struct tier_policy_in *in, struct tier_cand *fast, size_t nfast,
+                        struct tier_cand *slow, size_t nslow, struct tier_policy_out *out);
+
+/* Sort candidates by heat, hottest or coldest first, in place, without
+ * allocating. */
+void tier_cand_sort(struct tier_cand *v, size_t n, bool hottest_first);
+
+#endif

@@ -1,0 +1,31 @@
+/* One round of tiering (heat decay, policy, migration) and the immediate
+ * tier.promote / tier.demote actions. */
+#ifndef TIER_TIERING_H
+#define TIER_TIERING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Promotion needs at least this heat (samples per page per period): a
+ * block with a stray access is not worth moving. */
+#define TIER_MIN_HEAT 0.05f
+/* A block that moved stays put for this many periods (no ping-pong). */
+#define TIER_SETTLE_PERIODS 3
+
+void tier_balance(uint64_t period, unsigned period_ms);
+/* Move up to `bytes` (committed) of the hottest slow / coldest fast
+ * memory now, regardless of watermarks.  Returns the bytes moved. */
+size_t tier_move_now(size_t bytes, bool promote);
+
+/* Serialises balancing and actions; taken by the fork handlers. */
+void tier_balance_lock(void);
+void tier_balance_unlock(void);
+
+struct tier_balance_stats {
+	_Atomic uint64_t rounds;
+	_Atomic uint64_t swaps;
+	_Atomic uint64_t last_candidates;
+};
+extern struct tier_balance_stats tier_balance_stats;
+
+#endif

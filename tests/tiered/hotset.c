@@ -1,0 +1,167 @@
+/* hotset: the promotion test program.  Allocates TOTAL MiB with malloc in
+ * 1 MiB blocks, picks a HOT MiB subset that the allocator put on a slow
+ * node, and touches it (a write per page, over and over).  It reports, from
+ * move_pages status queries, how long until >= 90% of the hot set sits on
+ * node 0.  With -s it then shifts: a new hot subset from the slow node, and
+ * the same measurement, plus how much of the old hot set left node 0.
+ *   hotset [-s] [-t SECONDS] TOTAL_MIB HOT_MIB
+ * Output lines: "phase N reached F% after S s" or "phase N timeout F%". */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <numaif.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MB (1u << 20)
+#define PG 4096
+#define ALLOC (MB - 64 * 1024) /* fits 1 MiB with jemalloc's padding */
+#define NPG 236                /* whole pages used per block after page alignment */
+
+static double now(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* Share of the pages of blocks[0..n) on node 0, and on node 1+ (out). */
+static double on_fast(char **blocks, int n, double *slow)
+{
+	static void *pages[64 * NPG];
+	static int status[64 * NPG];
+	long fast = 0, total = 0, sl = 0;
+	for (int i = 0; i < n;) {
+		int k = 0, j = i;
+		for (; j < n && k + NPG <= 64 * NPG; j++)
+			for (int p = 0; p < NPG; p++)
+				pages[k++] = blocks[j] + (size_t)p * PG;
+		if (move_pages(0, (unsigned long)k, pages, NULL, status, 0))
+			return -1;
+		for (int x = 0; x < k; x++) {
+			total++;
+			fast += status[x] == 0;
+			sl += status[x] > 0;
+		}
+		i = j;
+	}
+	if (slow)
+		*slow = total ? (double)sl / (double)total : 0;
+	return total ? (double)fast / (double)total : 0;
+}
+
+static int node_of(char *b)
+{
+	int st;
+	void *p = b;
+	return move_pages(0, 1, &p, NULL, &st, 0) ? -1 : st;
+}
+
+static void touch(char **hot, int n, unsigned round)
+{
+	for (int i = 0; i < n; i++)
+		for (size_t off = (round * 64u) % PG; off < (size_t)NPG * PG; off += PG)
+			hot[i][off]++;
+}
+
+/* With -v, tiermalloc's counters (when preloaded) beside each sample. */
+static int verbose;
+static void progress(double t, double f)
+{
+	if (!verbose)
+		return;
+	int (*ctl)(const char *, void *, size_t *, void *, size_t) =
+		(int (*)(const char *, void *, size_t *, void *, size_t))dlsym(RTLD_DEFAULT, "tier_mallctl");
+	uint64_t pro = 0, dem = 0;
+	size_t used = 0, l8 = 8;
+	if (ctl) {
+		ctl("stats.promoted_bytes", &pro, &l8, NULL, 0);
+		ctl("stats.demoted_bytes", &dem, &l8, NULL, 0);
+		ctl("tier.0.committed", &used, &l8, NULL, 0);
+	}
+	printf("  t=%.2f hot-on-fast=%.1f%% promoted=%lluM demoted=%lluM fast-committed=%zuM\n", t,
+	       f * 100, (unsigned long long)(pro >> 20), (unsigned long long)(dem >> 20), used >> 20);
+	fflush(stdout);
+}
+
+/* Touch hot until >= 90% of it is on node 0, or timeout. */
+static int phase(int id, char **hot, int n, double timeout)
+{
+	double t0 = now(), next = t0;
+	unsigned round = 0;
+	for (;;) {
+		touch(hot, n, round++);
+		double t = now();
+		if (t < next)
+			continue;
+		next = t + (verbose ? 0.25 : 0.05);
+		double f = on_fast(hot, n, NULL);
+		progress(t - t0, f);
+		if (f >= 0.9) {
+			printf("phase %d reached %.1f%% after %.2f s\n", id, f * 100, t - t0);
+			fflush(stdout);
+			return 0;
+		}
+		if (t - t0 > timeout) {
+			printf("phase %d timeout %.1f%% after %.2f s\n", id, f * 100, t - t0);
+			fflush(stdout);
+			return 1;
+		}
+	}
+}
+
+int main(int argc, char **argv)
+{
+	int shift = 0, opt;
+	double timeout = 20;
+	while ((opt = getopt(argc, argv, "svt:")) != -1) {
+		if (opt == 's')
+			shift = 1;
+		else if (opt == 'v')
+			verbose = 1;
+		else if (opt == 't')
+			timeout = atof(optarg);
+		else
+			return 2;
+	}
+	if (argc - optind != 2)
+		return 2;
+	int total = atoi(argv[optind]), hotn = atoi(argv[optind + 1]);
+	char **all = calloc((size_t)total, sizeof(*all));
+	char **hot = calloc((size_t)hotn, sizeof(*hot)), **hot2 = calloc((size_t)hotn, sizeof(*hot2));
+	for (int i = 0; i < total; i++) {
+		all[i] = malloc(ALLOC);
+		memset(all[i], 1, ALLOC);
+	}
+	/* only whole pages inside each block count */
+	for (int i = 0; i < total; i++)
+		all[i] = (char *)(((uintptr_t)all[i] + PG - 1) & ~(uintptr_t)(PG - 1));
+	int h = 0, h2 = 0;
+	for (int i = total - 1; i >= 0 && (h < hotn || (shift && h2 < hotn)); i--) {
+		if (node_of(all[i]) <= 0)
+			continue;
+		if (h < hotn)
+			hot[h++] = all[i];
+		else
+			hot2[h2++] = all[i];
+	}
+	if (h < hotn || (shift && h2 < hotn)) {
+		printf("not enough blocks on slow nodes (%d, %d)\n", h, h2);
+		return 3;
+	}
+	double slow;
+	double f = on_fast(hot, hotn, &slow);
+	printf("start: hot set %d MiB, %.1f%% on node 0, %.1f%% on slow nodes\n", hotn, f * 100,
+	       slow * 100);
+	fflush(stdout);
+	int rc = phase(1, hot, hotn, timeout);
+	if (shift && !rc) {
+		rc = phase(2, hot2, hotn, timeout);
+		double old = on_fast(hot, hotn, NULL);
+		printf("old hot set: %.1f%% still on node 0\n", old * 100);
+	}
+	return rc;
+}

@@ -1,0 +1,115 @@
+/* The policy's rules on constructed candidates. */
+#include <string.h>
+
+#include "../tap.h"
+#include "policy.h"
+
+#define MB (1u << 20)
+static struct tier_cand fast[64], slow[64];
+
+static void mk(struct tier_cand *c, size_t n, uint8_t tier, const float *heat)
+{
+	for (size_t i = 0; i < n; i++)
+		c[i] = (struct tier_cand){.block = (uint32_t)i, .bytes = 2 * MB, .heat = heat[i], .tier = tier};
+}
+
+static size_t chosen(const struct tier_cand *c, size_t n)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		k += c[i].chosen;
+	return k;
+}
+
+static struct tier_policy_in base(size_t limit, size_t used)
+{
+	return (struct tier_policy_in){.fast_limit = limit, .fast_used = used, .wm_high = 0.9,
+				       .wm_low = 0.7, .hysteresis = 2.0, .promote_budget = 1u << 30,
+				       .demote_budget = 1u << 30, .min_heat = 0.05f};
+}
+
+int main(void)
+{
+	struct tier_policy_out out;
+	struct tier_policy_in in;
+
+	/* room: promote the hottest first, up to the high watermark */
+	float sh[6] = {0.1f, 5, 0, 3, 0.01f, 1};
+	mk(slow, 6, 1, sh);
+	in = base(20 * MB, 10 * MB); /* high = 18 MB: room for 4 blocks */
+	tier_policy_decide(&in, fast, 0, slow, 6, &out);
+	ok(out.promote_blocks == 4 && slow[0].heat == 5 && slow[0].chosen && slow[3].chosen &&
+		   !slow[4].chosen,
+	   "room for 4 blocks: the 4 hottest are promoted (%zu)", out.promote_blocks);
+	ok(out.fast_after == 18 * MB, "fast tier ends at the high watermark");
+
+	/* min heat: nothing cold moves */
+	float cold[3] = {0.01f, 0, 0.04f};
+	mk(slow, 3, 1, cold);
+	in = base(100 * MB, 0);
+	tier_policy_decide(&in, fast, 0, slow, 3, &out);
+	ok(out.promote_blocks == 0, "blocks under min_heat stay where they are");
+
+	/* above the high watermark: demote the coldest to the low watermark */
+	float fh[8] = {4, 0.5f, 9, 0, 2, 7, 1, 3};
+	mk(fast, 8, 0, fh);
+	in = base(16 * MB, 16 * MB); /* high 14.4, low 11.2: demote 3 blocks (16 -> 10) */
+	tier_policy_decide(&in, fast, 8, slow, 0, &out);
+	ok(out.demote_blocks == 3 && fast[0].heat == 0 && fast[1].heat == 0.5f && fast[2].heat == 1 &&
+		   chosen(fast, 8) == 3,
+	   "over the high watermark: the 3 coldest are demoted");
+
+	/* full: swap only when hotter by the hysteresis factor */
+	float f2[3] = {1, 3, 5}, s2[3] = {2.5f, 1.9f, 10};
+	mk(fast, 3, 0, f2);
+	mk(slow, 3, 1, s2);
+	in = base(6 * MB, 6 * MB); /* high 5.4: no room, and over it... */
+	in.wm_high = 1.0;
+	in.wm_low = 0.9;
+	tier_policy_decide(&in, fast, 3, slow, 3, &out);
+	/* slow sorted: 10, 2.5, 1.9; fast sorted: 1, 3, 5.  10 >= 2*1: swap; 2.5 < 2*3: stop */
+	ok(out.swaps == 1 && slow[0].chosen && fast[0].chosen && !slow[1].chosen && !fast[1].chosen,
+	   "one swap (10 vs 1), then 2.5 is not 2x hotter than 3: stop");
+
+	/* a full block needs two half-empty cold ones to give way */
+	mk(fast, 4, 0, (float[]){0, 0.1f, 8, 9});
+	fast[0].bytes = fast[1].bytes = 1 * MB;
+	mk(slow, 2, 1, (float[]){6, 5});
+	in = base(6 * MB, 6 * MB);
+	in.wm_high = 1.0;
+	in.wm_low = 0.5;
+	tier_policy_decide(&in, fast, 4, slow, 2, &out);
+	ok(out.promote_blocks == 1 && out.demote_blocks == 2 && slow[0].chosen && !slow[1].chosen &&
+		   out.fast_after == 6 * MB,
+	   "two 1 MB cold blocks make room for one 2 MB hot block; the next finds only hot ones");
+
+	/* rate limits */
+	float s3[4] = {9, 8, 7, 6};
+	mk(slow, 4, 1, s3);
+	in = base(100 * MB, 0);
+	in.promote_budget = 5 * MB;
+	tier_policy_decide(&in, fast, 0, slow, 4, &out);
+	ok(out.promote_blocks == 2 && out.promote_bytes == 4 * MB, "promote budget 5 MB: 2 blocks");
+	float f4[4] = {0, 0, 0, 0};
+	mk(fast, 4, 0, f4);
+	in = base(8 * MB, 8 * MB);
+	in.demote_budget = 2 * MB;
+	tier_policy_decide(&in, fast, 4, slow, 0, &out);
+	ok(out.demote_blocks == 1, "demote budget 2 MB: 1 block");
+
+	/* sort */
+	struct tier_cand v[7];
+	float h[7] = {3, 1, 4, 1, 5, 9, 2};
+	mk(v, 7, 0, h);
+	tier_cand_sort(v, 7, true);
+	int sorted = 1;
+	for (int i = 1; i < 7; i++)
+		sorted &= v[i - 1].heat >= v[i].heat;
+	ok(sorted && v[0].heat == 9, "hottest-first sort");
+	tier_cand_sort(v, 7, false);
+	sorted = 1;
+	for (int i = 1; i < 7; i++)
+		sorted &= v[i - 1].heat <= v[i].heat;
+	ok(sorted && v[0].heat == 1, "coldest-first sort");
+	return done();
+}
