@@ -14,6 +14,9 @@
 #include "registry.h"
 #include "tiering.h"
 
+#define IDLE_ROUNDS 10 /* periods without a move before backing off */
+#define IDLE_STRIDE 4  /* then collect every 4th period */
+
 struct tier_bg_stats tier_bg_stats;
 static pthread_t thread;
 static int evfd = -1;
@@ -34,6 +37,7 @@ static void *bg_main(void *arg)
 	atomic_store(&tier_bg_stats.tid, (long)syscall(SYS_gettid));
 	tier_heat_start(tier_settings.heat_sources);
 	uint64_t period = 0, next = clock_ns(CLOCK_MONOTONIC);
+	unsigned idle = 0, since = 0;
 	while (!atomic_load(&stop_req)) {
 		unsigned period_ms = tier_settings.period_ms;
 		uint64_t now = clock_ns(CLOCK_MONOTONIC);
@@ -54,12 +58,24 @@ static void *bg_main(void *arg)
 				break;
 			if (!burst && clock_ns(CLOCK_MONOTONIC) < next)
 				continue;
-			if (burst)
+			if (burst) {
 				atomic_fetch_add(&tier_bg_stats.early_wakeups, 1);
+				idle = 0;
+			}
 		}
 		uint64_t start = clock_ns(CLOCK_MONOTONIC), cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
-		tier_heat_collect();
-		tier_balance(++period, period_ms);
+		/* Steady state (nothing moved for a while): read the sources every
+		 * IDLE_STRIDE periods only; they cost most of this thread's time.
+		 * Any move, or a burst, goes back to every period. */
+		unsigned stride = idle >= IDLE_ROUNDS ? IDLE_STRIDE : 1;
+		if (++since >= stride) {
+			tier_heat_collect(since);
+			since = 0;
+		}
+		if (tier_balance(++period, period_ms))
+			idle = 0;
+		else
+			idle++;
 		tier_registry_reclaim();
 		atomic_fetch_add(&tier_bg_stats.cpu_ns, clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0);
 		atomic_store(&tier_bg_stats.periods, period);
@@ -124,5 +140,6 @@ void tier_bg_after_fork_child(void)
 	atomic_store(&tier_bg_stats.running, false);
 	atomic_store(&tier_bg_stats.cpu_ns, 0);
 	atomic_store(&tier_bg_stats.periods, 0);
+	atomic_store(&tier_bg_stats.tid, 0);
 	tier_bg_start();
 }

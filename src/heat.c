@@ -39,6 +39,7 @@ void tier_heat_start(unsigned mask)
 				 why[0] ? why : "failed to start");
 		}
 	}
+	/* which sources run, and why the others do not: one line, once */
 	if (tier_settings.verbose) {
 		char line[512];
 		tier_heat_describe(line, sizeof(line));
@@ -65,8 +66,11 @@ void tier_heat_forget(void)
 		}
 }
 
-void tier_heat_collect(void)
+static unsigned report_scale = 1;
+
+void tier_heat_collect(unsigned scale)
 {
+	report_scale = scale ? scale : 1;
 	for (int i = 0; i < TIER_SRC_COUNT; i++)
 		if (tier_heat_stats.state[i] == TIER_SRC_RUNNING) {
 			sources[i]->collect();
@@ -112,6 +116,7 @@ void tier_heat_report(int src, uintptr_t addr, size_t len, uint32_t weight)
 {
 	if (!len || !weight)
 		return;
+	weight *= report_scale;
 	uint64_t total = 0;
 	uintptr_t end = addr + len < addr ? UINTPTR_MAX : addr + len;
 	rcu_read_lock();

@@ -48,7 +48,11 @@ extern struct tier_heat_stats tier_heat_stats;
 void tier_heat_start(unsigned mask);
 void tier_heat_stop(void);
 void tier_heat_forget(void);
-void tier_heat_collect(void);
+/* Collect from every running source.  scale: how many periods this
+ * collection stands for (the background thread collects less often when
+ * nothing moves); reports are weighted by it so heat stays a per-period
+ * rate. */
+void tier_heat_collect(unsigned scale);
 int tier_heat_pollfds(struct pollfd *fds, int max);
 /* "damon, pagemap, recency running; perf: no hardware PMU" */
 void tier_heat_describe(char *buf, size_t len);

@@ -148,6 +148,16 @@ static bool kdamond_on(int k)
 	return tier_read_file(path, buf, sizeof(buf)) > 0 && !strcmp(buf, "on");
 }
 
+/* Turn a kdamond off and wait until its thread is gone, so that the next
+ * member's "on" starts a new one instead of committing to a dying one. */
+static int turn_off(int k)
+{
+	int e = wr("off", ADMIN "/%d/state", k);
+	for (int i = 0; i < 200 && kdamond_on(k); i++)
+		usleep(10000);
+	return e;
+}
+
 /* Rewrite the shared kdamond's context for the members of s and start or
  * commit it.  0, or a negative errno. */
 static int configure(const struct state *s)
@@ -155,7 +165,7 @@ static int configure(const struct state *s)
 	int k = s->kd, e;
 	char v[32];
 	if (!s->n) /* nobody left: stop monitoring */
-		return kdamond_on(k) ? wr("off", ADMIN "/%d/state", k) : 0;
+		return kdamond_on(k) ? turn_off(k) : 0;
 	char path[128], buf[16];
 	snprintf(path, sizeof(path), ADMIN "/%d/contexts/nr_contexts", k);
 	if (tier_read_file(path, buf, sizeof(buf)) <= 0 || strcmp(buf, "1"))
@@ -317,9 +327,21 @@ static int region(const char *name, void *arg)
 
 static void damon_collect(void)
 {
-	if (lock(LOCK_SH))
+	/* exclusive: DAMON answers one command at a time (a second writer gets
+	 * EIO), and members may be rewriting the configuration */
+	if (lock(LOCK_EX))
 		return;
 	int i = my_index();
+	if (i >= 0 && !kdamond_on(dm.kd)) {
+		/* it stopped under us (all its targets had exited meanwhile, or a
+		 * member's "off" raced our "commit"): start it again */
+		struct state s;
+		load(&s);
+		prune(&s);
+		configure(&s);
+		save(&s);
+		i = my_index();
+	}
 	if (i >= 0 && wr("update_schemes_tried_regions", ADMIN "/%d/state", dm.kd) == 0) {
 		char path[128];
 		struct region_ctx c = {dm.kd, i};

@@ -81,6 +81,7 @@ void tier_policy_decide(const struct tier_policy_in *in, struct tier_cand *fast,
 		size_t g = f, freed = 0, cost = 0;
 		while (used - freed + hot->bytes > high && g < nfast &&
 		       (double)hot->heat >= in->hysteresis * (double)fast[g].heat &&
+		       hot->heat - fast[g].heat >= in->min_heat &&
 		       cost + fast[g].bytes <= dbudget) {
 			freed += fast[g].bytes;
 			cost += fast[g].bytes;

@@ -38,7 +38,8 @@ struct tier_policy_out {
  *     watermark;
  *  3. then swap: for the hottest remaining slow block, demote the coldest
  *     fast blocks until it fits, but only blocks it is hotter than by the
- *     hysteresis factor; stop at the first block that cannot fit.
+ *     hysteresis factor and by at least min_heat; stop at the first block
+ *     that cannot fit.
  * Each direction stays within its byte budget.  Sorts both arrays (fast:
  * coldest first; slow: hottest first) and marks the chosen candidates. */
 void tier_policy_decide(const struct tier_policy_in *in, struct tier_cand *fast, size_t nfast,

@@ -92,8 +92,9 @@ static size_t apply(struct tier_cand *c, size_t n)
 	return moved;
 }
 
-void tier_balance(uint64_t period, unsigned period_ms)
+size_t tier_balance(uint64_t period, unsigned period_ms)
 {
+	size_t moved = 0;
 	const struct tier_settings *s = &tier_settings;
 	double decay = exp2(-(double)period_ms / (double)s->heat_half_life_ms);
 	tier_balance_lock();
@@ -115,14 +116,21 @@ void tier_balance(uint64_t period, unsigned period_ms)
 		};
 		struct tier_policy_out out;
 		tier_policy_decide(&in, scratch, nfast, scratch + nfast, n - nfast, &out);
-		apply(scratch, nfast);          /* demotions first: they make room */
-		apply(scratch + nfast, n - nfast);
+		moved += apply(scratch, nfast); /* demotions first: they make room */
+		moved += apply(scratch + nfast, n - nfast);
 		atomic_fetch_add(&tier_balance_stats.swaps, out.swaps);
+		if (s->verbose && (out.promote_blocks || out.demote_blocks))
+			tier_log("period %llu: promote %zu blocks (%zu MiB), demote %zu blocks (%zu MiB), "
+				 "%zu candidates; fast tier %zu -> %zu MiB of %zu",
+				 (unsigned long long)period, out.promote_blocks, out.promote_bytes >> 20,
+				 out.demote_blocks, out.demote_bytes >> 20, n, in.fast_used >> 20,
+				 out.fast_after >> 20, in.fast_limit >> 20);
 		atomic_store(&tier_balance_stats.last_candidates, n);
 	}
 	rcu_read_unlock();
 	atomic_fetch_add(&tier_balance_stats.rounds, 1);
 	tier_balance_unlock();
+	return moved;
 }
 
 size_t tier_move_now(size_t bytes, bool promote)

@@ -6,13 +6,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Promotion needs at least this heat (samples per page per period): a
- * block with a stray access is not worth moving. */
-#define TIER_MIN_HEAT 0.05f
+/* Promotion needs at least this heat (decayed samples per page per
+ * period): about one access per page per period.  Stray accesses, and the
+ * heat DAMON's coarse regions smear onto cold neighbours of hot memory,
+ * stay below it. */
+#define TIER_MIN_HEAT 1.0f
 /* A block that moved stays put for this many periods (no ping-pong). */
-#define TIER_SETTLE_PERIODS 3
+#define TIER_SETTLE_PERIODS 10
 
-void tier_balance(uint64_t period, unsigned period_ms);
+/* Returns the bytes moved. */
+size_t tier_balance(uint64_t period, unsigned period_ms);
 /* Move up to `bytes` (committed) of the hottest slow / coldest fast
  * memory now, regardless of watermarks.  Returns the bytes moved. */
 size_t tier_move_now(size_t bytes, bool promote);

@@ -87,6 +87,34 @@ static void progress(double t, double f)
 	fflush(stdout);
 }
 
+static uint64_t bg_cpu_ns(void)
+{
+	int (*ctl)(const char *, void *, size_t *, void *, size_t) =
+		(int (*)(const char *, void *, size_t *, void *, size_t))dlsym(RTLD_DEFAULT, "tier_mallctl");
+	uint64_t v = 0;
+	size_t l = sizeof(v);
+	if (ctl)
+		ctl("stats.bg.cpu_ns", &v, &l, NULL, 0);
+	return v;
+}
+
+/* Keep touching hot for secs: the background thread's CPU share at a
+ * steady state (nothing left to move). */
+static void steady(char **hot, int n, double secs)
+{
+	unsigned round = 0;
+	double t0 = now();
+	while (now() - t0 < 2) /* let the last moves settle first */
+		touch(hot, n, round++);
+	uint64_t c0 = bg_cpu_ns();
+	t0 = now();
+	while (now() - t0 < secs)
+		touch(hot, n, round++);
+	double dt = now() - t0;
+	printf("steady: background thread CPU %.2f%% of a core over %.1f s\n",
+	       (double)(bg_cpu_ns() - c0) / 1e9 / dt * 100, dt);
+}
+
 /* Touch hot until >= 90% of it is on node 0, or timeout. */
 static int phase(int id, char **hot, int n, double timeout)
 {
@@ -116,14 +144,16 @@ static int phase(int id, char **hot, int n, double timeout)
 int main(int argc, char **argv)
 {
 	int shift = 0, opt;
-	double timeout = 20;
-	while ((opt = getopt(argc, argv, "svt:")) != -1) {
+	double timeout = 20, steady_secs = 0;
+	while ((opt = getopt(argc, argv, "svt:c:")) != -1) {
 		if (opt == 's')
 			shift = 1;
 		else if (opt == 'v')
 			verbose = 1;
 		else if (opt == 't')
 			timeout = atof(optarg);
+		else if (opt == 'c')
+			steady_secs = atof(optarg);
 		else
 			return 2;
 	}
@@ -163,5 +193,7 @@ int main(int argc, char **argv)
 		double old = on_fast(hot, hotn, NULL);
 		printf("old hot set: %.1f%% still on node 0\n", old * 100);
 	}
+	if (steady_secs > 0)
+		steady(shift ? hot2 : hot, hotn, steady_secs);
 	return rc;
 }

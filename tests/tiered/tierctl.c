@@ -2,6 +2,8 @@
  *   tierctl NAME...           each value on its own line; the type comes
  *                             from the name (strings, bools, sizes, counts)
  *   tierctl -w NAME=VALUE ... write a size_t/unsigned/bool knob first
+ *   tierctl -W ...            first wait (up to 20 s) until the background
+ *                             thread has run a period (its sources started)
  * Exit status 1 with a message when a name fails. */
 #include <errno.h>
 #include <stdbool.h>
@@ -9,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tiermalloc.h"
 
@@ -19,7 +22,7 @@ static enum kind kind_of(const char *n)
 	const char *last = strrchr(n, '.');
 	last = last ? last + 1 : n;
 	static const char *const strs[] = {"version", "nodes", "reason", "method", "off_reason"};
-	static const char *const bools[] = {"active", "enabled", "migrate", "verbose"};
+	static const char *const bools[] = {"active", "enabled", "migrate", "verbose", "running"};
 	static const char *const uns[] = {"count", "arena", "period_ms", "heat_half_life_ms",
 					  "promote_rate_mbps", "demote_rate_mbps", "heat_sources",
 					  "stats_print"};
@@ -36,8 +39,11 @@ static enum kind kind_of(const char *n)
 	for (size_t i = 0; i < sizeof(dbl) / sizeof(*dbl); i++)
 		if (!strcmp(last, dbl[i]))
 			return K_DOUBLE;
-	if (!strcmp(last, "nodemask") || !strncmp(n, "stats.heat", 10) || strstr(n, "_count"))
+	if (!strcmp(last, "nodemask") || !strncmp(n, "stats.heat", 10) || !strncmp(n, "stats.bg.", 9) ||
+	    strstr(n, "_bytes") || strstr(n, "_blocks") || strstr(n, "_pages") || strstr(n, "_ns"))
 		return K_U64;
+	if (!strcmp(n, "tier.heat.sources"))
+		return K_STR;
 	return K_SIZE;
 }
 
@@ -73,6 +79,16 @@ static int write_knob(const char *arg)
 int main(int argc, char **argv)
 {
 	int i = 1, rc = 0;
+	if (i < argc && !strcmp(argv[i], "-W")) {
+		i++;
+		for (int k = 0; k < 2000; k++) {
+			uint64_t periods = 0;
+			size_t l = sizeof(periods);
+			if (tier_mallctl("stats.bg.periods", &periods, &l, NULL, 0) == 0 && periods > 0)
+				break;
+			usleep(10000);
+		}
+	}
 	for (; i + 1 < argc && !strcmp(argv[i], "-w"); i += 2) {
 		int e = write_knob(argv[i + 1]);
 		if (e) {

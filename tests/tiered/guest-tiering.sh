@@ -1,0 +1,69 @@
+#!/bin/sh
+# Runs inside the tiered VM: heat, promotion/demotion, integrity, pins,
+# fork, sources.  Programs that only call malloc run under LD_PRELOAD;
+# the kernel's own answer (move_pages status) says where pages are.
+. "$top_srcdir/tests/lib.sh"
+B=$top_builddir/tests/tiered
+pre() { LD_PRELOAD=$TIERMALLOC_LIB "$@"; }
+tmp=$(mktemp -d)
+# tiermalloc alone decides: no kernel NUMA balancing in the way
+echo 0 >/proc/sys/kernel/numa_balancing
+
+# --- sources: perf has no PMU under TCG, the others run -------------------
+src=$($B/tierctl -W tier.heat.sources)
+case $src in *"damon, pagemap, recency running"*"perf: no hardware PMU"*) r=0 ;; *) r=1 ;; esac
+ok $r "sources: $src"
+
+# --- a hot set that started on node 1 is promoted, with each access source
+for s in damon pagemap; do
+	TIERMALLOC_CONF=fast_limit:64M,heat_sources:$s pre $B/hotset -t 15 256 32 >"$tmp/hot.$s"
+	r=$?
+	line=$(grep '^phase 1' "$tmp/hot.$s")
+	ok $r "heat_sources:$s: 32 MiB hot subset of 256 MiB (fast_limit 64M) promoted: $line"
+done
+
+# --- hot-set shift: the new set is promoted, the old one demoted -----------
+TIERMALLOC_CONF=fast_limit:48M,stats_print:true pre $B/hotset -s -t 15 -c 4 256 32 >"$tmp/shift" 2>"$tmp/shift.stats"
+r=$?
+p1=$(sed -n 's/^phase 1 reached .* after \(.*\) s$/\1/p' "$tmp/shift")
+p2=$(sed -n 's/^phase 2 reached .* after \(.*\) s$/\1/p' "$tmp/shift")
+old=$(sed -n 's/^old hot set: \(.*\)% still on node 0$/\1/p' "$tmp/shift")
+ok $r "shift: new hot set >= 90% on node 0 after ${p2:-?} s (first set: ${p1:-?} s)"
+awk -v o="${old:-100}" 'BEGIN { exit !(o < 60) }'
+ok $? "shift: the old hot set made room ($old% of it left on node 0, fast_limit 48M)"
+grep '^steady' "$tmp/shift" | sed 's/^/# /'
+pro=$(sed -n 's/^migration: promoted \([0-9]*\) bytes.*demoted \([0-9]*\) bytes.*/\1 \2/p' "$tmp/shift.stats")
+set -- $pro
+[ "${1:-0}" -gt 0 ] && [ "${2:-0}" -gt 0 ] && grep -q '^heat sources: ' "$tmp/shift.stats"
+ok $? "stats show promotions (${1:-0} B), demotions (${2:-0} B) and the sources"
+grep -E '^(heat sources|samples|migration|background)' "$tmp/shift.stats" | sed 's/^/# /'
+
+# --- data integrity: 30 s of forced migration under checksummed writers ------
+TIERMALLOC_CONF=fast_limit:256M,migrate:false $B/integrity 30 128 2 >"$tmp/int"
+r=$?
+set -- $(cat "$tmp/int")
+[ $r -eq 0 ] && [ "$2" = 0 ] && [ "${12:-0}" -gt 10000 ]
+ok $? "integrity: $(cat "$tmp/int")"
+
+# --- pinned ranges never move ------------------------------------------------
+TIERMALLOC_CONF=fast_limit:1G,migrate:false $B/pinfork pin >"$tmp/pin"
+ok $? "pinned 16 MiB stays put through demote-all and promote-all"
+sed 's/^/# /' "$tmp/pin"
+
+# --- fork while migrating ------------------------------------------------------
+TIERMALLOC_CONF=fast_limit:64M $B/pinfork fork 5 >"$tmp/fork"
+ok $? "fork while migrating: $(tail -n 1 "$tmp/fork")"
+
+# --- bad knob values are rejected and change nothing ---------------------------
+$B/tierctl -w tier.period_ms=0 tier.period_ms >"$tmp/k1" 2>"$tmp/k1.err"
+r=$?
+[ $r -ne 0 ] && [ "$(cat "$tmp/k1")" = 100 ] && grep -q "Invalid argument" "$tmp/k1.err"
+ok $? "tier.period_ms=0 rejected (EINVAL), period stays 100"
+$B/tierctl -w tier.watermark_low=0.99 -w tier.hysteresis=0.5 tier.watermark_low tier.hysteresis >"$tmp/k2" 2>/dev/null
+[ "$(echo $(cat "$tmp/k2"))" = "0.85 2" ]
+ok $? "watermark_low above watermark_high and hysteresis < 1 rejected"
+out=$(TIERMALLOC_CONF=promote_rate_mbps:0,heat_sources:perf $B/tierctl opt.promote_rate_mbps 2>"$tmp/k3")
+[ "$out" = 2048 ] && grep -q 'bad value "0" for promote_rate_mbps' "$tmp/k3"
+ok $? "TIERMALLOC_CONF promote_rate_mbps:0: $(cat "$tmp/k3")"
+rm -rf "$tmp"
+done_testing
