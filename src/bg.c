@@ -68,10 +68,10 @@ static void *bg_main(void *arg)
 		 * IDLE_STRIDE periods only; they cost most of this thread's time.
 		 * Any move, or a burst, goes back to every period. */
 		unsigned stride = idle >= IDLE_ROUNDS ? IDLE_STRIDE : 1;
-		if (++since >= stride) {
-			tier_heat_collect(since);
+		bool full = ++since >= stride;
+		tier_heat_collect(since, full);
+		if (full)
 			since = 0;
-		}
 		if (tier_balance(++period, period_ms))
 			idle = 0;
 		else

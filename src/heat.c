@@ -68,11 +68,13 @@ void tier_heat_forget(void)
 
 static unsigned report_scale = 1;
 
-void tier_heat_collect(unsigned scale)
+unsigned tier_heat_scale(void) { return report_scale; }
+
+void tier_heat_collect(unsigned scale, bool full)
 {
-	report_scale = scale ? scale : 1;
 	for (int i = 0; i < TIER_SRC_COUNT; i++)
-		if (tier_heat_stats.state[i] == TIER_SRC_RUNNING) {
+		if (tier_heat_stats.state[i] == TIER_SRC_RUNNING && (full || sources[i]->every_period)) {
+			report_scale = sources[i]->every_period ? 1 : (scale ? scale : 1);
 			sources[i]->collect();
 			atomic_fetch_add_explicit(&tier_heat_stats.collects[i], 1, memory_order_relaxed);
 		}
@@ -128,10 +130,10 @@ void tier_heat_report(int src, uintptr_t addr, size_t len, uint32_t weight)
 		uint64_t pages = (hi - lo + TIER_PAGE - 1) >> TIER_PAGE_SHIFT;
 		uint64_t s = pages * weight;
 		struct tier_block *blk = &m->blocks[(a - m->base) >> TIER_BLOCK_SHIFT];
-		uint32_t old = atomic_load_explicit(&blk->samples, memory_order_relaxed);
+		uint32_t old = atomic_load_explicit(&blk->samples[src], memory_order_relaxed);
 		/* saturate rather than wrap */
 		uint32_t add = s > UINT32_MAX - old ? UINT32_MAX - old : (uint32_t)s;
-		atomic_fetch_add_explicit(&blk->samples, add, memory_order_relaxed);
+		atomic_fetch_add_explicit(&blk->samples[src], add, memory_order_relaxed);
 		total += s;
 		if (a + TIER_BLOCK < a)
 			break;
@@ -140,17 +142,63 @@ void tier_heat_report(int src, uintptr_t addr, size_t len, uint32_t weight)
 	atomic_fetch_add_explicit(&tier_heat_stats.samples[src], total, memory_order_relaxed);
 }
 
+/* Each source's floor: the rate (accesses per page per period) that the
+ * coldest tenth of the memory holding data shows to it.  A source that sees
+ * nearly every block busy (DAMON under THP, where any access sets a 2 MiB
+ * page's accessed bit; written bits under a uniform write background) says
+ * little about which block is hotter: only what a block shows above the
+ * floor counts.  Where a tenth of the memory is idle the floor is 0. */
+#define HIST 256
+#define HIST_MAX 4.0f /* rates of 4 and more share the last bucket */
+static void floors(float floor[TIER_SRC_COUNT])
+{
+	static uint64_t hist[TIER_SRC_COUNT][HIST]; /* background thread only */
+	uint64_t total = 0;
+	struct tier_mapping *m;
+	memset(hist, 0, sizeof(hist));
+	tier_registry_for_each(m) {
+		if (m->meta)
+			continue;
+		for (uint32_t b = 0; b < m->nblocks; b++) {
+			uint32_t pages = atomic_load_explicit(&m->blocks[b].state, memory_order_relaxed) &
+					 TIER_BS_PAGES;
+			if (!pages)
+				continue;
+			total += pages;
+			for (int i = 0; i < TIER_SRC_COUNT; i++) {
+				float r = (float)atomic_load_explicit(&m->blocks[b].samples[i],
+								      memory_order_relaxed) /
+					  (float)(pages * TIER_HEAT_UNIT);
+				int k = r >= HIST_MAX ? HIST - 1 : (int)(r / HIST_MAX * HIST);
+				hist[i][k] += pages;
+			}
+		}
+	}
+	for (int i = 0; i < TIER_SRC_COUNT; i++) {
+		uint64_t acc = 0;
+		int k = 0;
+		for (; k < HIST - 1 && (acc += hist[i][k]) * 10 < total; k++)
+			;
+		floor[i] = (float)k * HIST_MAX / HIST;
+	}
+}
+
 void tier_heat_age(double decay)
 {
+	float floor[TIER_SRC_COUNT];
+	floors(floor);
 	struct tier_mapping *m;
 	tier_registry_for_each(m) {
 		for (uint32_t b = 0; b < m->nblocks; b++) {
 			struct tier_block *blk = &m->blocks[b];
-			uint32_t s = atomic_exchange_explicit(&blk->samples, 0, memory_order_relaxed);
 			uint32_t pages = atomic_load_explicit(&blk->state, memory_order_relaxed) & TIER_BS_PAGES;
 			float h = blk->heat * (float)decay;
-			if (pages)
-				h += (float)s / (float)pages;
+			for (int i = 0; i < TIER_SRC_COUNT; i++) {
+				uint32_t s = atomic_exchange_explicit(&blk->samples[i], 0, memory_order_relaxed);
+				float r = pages ? (float)s / (float)(pages * TIER_HEAT_UNIT) - floor[i] : 0;
+				if (r > 0)
+					h += r;
+			}
 			blk->heat = h < 1e-6f ? 0.0f : h;
 		}
 	}

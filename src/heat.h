@@ -28,6 +28,10 @@ struct tier_heat_ops {
 	/* Optional: descriptors whose readiness means "a burst of reports is
 	 * waiting" (the background thread wakes early).  Returns how many. */
 	int (*pollfds)(struct pollfd *fds, int max);
+	/* Read every period even when the background thread backs off: a
+	 * source of "happened at least once since the last read" bits
+	 * (pagemap's written bits) saturates over longer windows. */
+	bool every_period;
 };
 
 extern const struct tier_heat_ops tier_heat_perf, tier_heat_damon, tier_heat_pagemap,
@@ -48,24 +52,35 @@ extern struct tier_heat_stats tier_heat_stats;
 void tier_heat_start(unsigned mask);
 void tier_heat_stop(void);
 void tier_heat_forget(void);
-/* Collect from every running source.  scale: how many periods this
- * collection stands for (the background thread collects less often when
- * nothing moves); reports are weighted by it so heat stays a per-period
- * rate. */
-void tier_heat_collect(unsigned scale);
+/* Collect from the running sources.  When the background thread backs off
+ * (nothing moved for a while) it passes full = false on most periods: then
+ * only the every_period sources are read.  scale: how many periods a full
+ * collection stands for; reports are weighted by it so heat stays a
+ * per-period rate. */
+void tier_heat_collect(unsigned scale, bool full);
+/* The scale of the collection in progress (for sources that account their
+ * samples themselves). */
+unsigned tier_heat_scale(void);
 int tier_heat_pollfds(struct pollfd *fds, int max);
 /* "damon, pagemap, recency running; perf: no hardware PMU" */
 void tier_heat_describe(char *buf, size_t len);
 unsigned tier_heat_running(void);
 
-/* Sources report: `weight` accesses per page over [addr, addr+len).
+/* Samples are fixed point: TIER_HEAT_UNIT per page means "this page was
+ * accessed in this period" (DAMON: every sample saw it accessed; pagemap:
+ * it was written).  Heat is then in accessed-periods per page. */
+#define TIER_HEAT_UNIT 16u
+
+/* Sources report: `weight` (TIER_HEAT_UNIT = one access) per page over
+ * [addr, addr+len).
  * Addresses outside our mappings are ignored.  Takes rcu_read_lock. */
 void tier_heat_report(int src, uintptr_t addr, size_t len, uint32_t weight);
 /* Recency reports from the commit hook: lock-free, no RCU needed. */
 extern _Atomic bool tier_heat_recency_on;
 
 /* Fold the samples of the last period into each block's heat:
- * heat = heat * decay + samples / committed pages.  Caller holds
+ * heat = heat * decay + sum over sources of (samples / committed pages,
+ * less that source's floor across all blocks).  Caller holds
  * rcu_read_lock. */
 void tier_heat_age(double decay);
 

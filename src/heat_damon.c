@@ -31,6 +31,7 @@
 #define ADMIN "/sys/kernel/mm/damon/admin/kdamonds"
 #define RUNDIR "/run/tiermalloc"
 #define MAX_MEMBERS 64
+#define DAMON_SAMPLES 20 /* aggr_us / sample_us below */
 
 struct member {
 	long pid;
@@ -176,8 +177,8 @@ static int configure(const struct state *s)
 		return e;
 	wr("5000", C "/monitoring_attrs/intervals/sample_us", k);
 	wr("100000", C "/monitoring_attrs/intervals/aggr_us", k);
-	wr("1000000", C "/monitoring_attrs/intervals/update_us", k);
-	wr("10", C "/monitoring_attrs/nr_regions/min", k);
+	wr("200000", C "/monitoring_attrs/intervals/update_us", k); /* new mappings covered soon */
+	wr("50", C "/monitoring_attrs/nr_regions/min", k);
 	wr("1000", C "/monitoring_attrs/nr_regions/max", k);
 	snprintf(v, sizeof(v), "%d", s->n);
 	if ((e = wr(v, C "/targets/nr_targets", k)) || (e = wr(v, C "/schemes/nr_schemes", k)))
@@ -320,8 +321,11 @@ static int region(const char *name, void *arg)
 	if (tier_read_long(path, &acc))
 		return 0;
 #undef R
+	/* nr_accesses counts the samples (of aggr_us / sample_us = 20) that
+	 * found the region accessed: scale it to one access per period */
 	if (end > start && acc > 0)
-		tier_heat_report(TIER_SRC_DAMON, (uintptr_t)start, (size_t)(end - start), (uint32_t)acc);
+		tier_heat_report(TIER_SRC_DAMON, (uintptr_t)start, (size_t)(end - start),
+				 (uint32_t)(acc * TIER_HEAT_UNIT / DAMON_SAMPLES));
 	return 0;
 }
 

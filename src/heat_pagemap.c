@@ -4,9 +4,16 @@
  * protection, in the kernel, without any fault reaching us.  Each period a
  * PAGEMAP_SCAN of /proc/self/pagemap lists the pages written since the
  * last scan and protects them again (PM_SCAN_WP_MATCHING).
- * Cost: each page's first write per period takes a minor fault (~0.7 us
- * measured), and only writes are seen: read-only hot data looks cold to
- * this source alone. */
+ * Cost: each page's first write after re-arming takes a minor fault
+ * (~0.7 us measured), and a written bit only says "at least once since
+ * armed": over long windows every page of a busy block looks written.  So
+ * slow-tier blocks (promotion candidates, cold by design, rarely written)
+ * are scanned and re-armed whole every period, while a fast-tier block is
+ * sampled: each period one slice (1/SLICES of it) is scanned, having been
+ * armed the period before, and the next slice is armed.  Hot data written
+ * all the time then pays faults on 1/SLICES of its pages, and every
+ * measurement covers one period.  Only writes are seen: read-only hot data
+ * looks cold to this source alone. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -20,10 +27,13 @@
 #include "pagemap_scan.h"
 
 #define VEC 512
+#define SLICES 8
+#define SLICE (TIER_BLOCK / SLICES)
 
 static struct {
 	int uffd, pagemap;
 	uint32_t gen; /* mappings with m->src_gen != gen are not registered yet */
+	uint32_t round;
 	struct page_region vec[VEC];
 } pm = {.uffd = -1, .pagemap = -1};
 
@@ -126,32 +136,89 @@ static void arm(struct tier_mapping *m)
 	m->src_gen = pm.gen;
 }
 
+/* Scan [start, end) of m (whole blocks, or a slice), counting written
+ * pages into the blocks' pm_written, times `mult`; the scan re-arms them. */
+static void scan_range(struct tier_mapping *m, uintptr_t start, uintptr_t end, uint32_t mult)
+{
+	if (end > m->base + m->size)
+		end = m->base + m->size;
+	while (start < end) {
+		uint64_t walk_end;
+		long n = scan(start, end, PM_SCAN_WP_MATCHING | PM_SCAN_CHECK_WPASYNC, &walk_end);
+		if (n < 0)
+			break;
+		for (long i = 0; i < n; i++) {
+			for (uintptr_t a = pm.vec[i].start; a < pm.vec[i].end;) {
+				uintptr_t bend = tier_align_down(a, TIER_BLOCK) + TIER_BLOCK;
+				uintptr_t e = bend < pm.vec[i].end ? bend : pm.vec[i].end;
+				m->blocks[(a - m->base) >> TIER_BLOCK_SHIFT].pm_written +=
+					(uint32_t)((e - a) >> TIER_PAGE_SHIFT) * mult;
+				a = e;
+			}
+		}
+		if (walk_end <= start)
+			break;
+		start = walk_end;
+	}
+}
+
 static void pm_collect(void)
 {
 	struct tier_mapping *m;
+	uint32_t round = pm.round++;
+	unsigned scale = tier_heat_scale();
+	uint64_t total = 0;
 	rcu_read_lock();
 	tier_registry_for_each(m) {
 		if (m->meta || m->pinned_tier >= 0)
 			continue; /* never migrated: no need to watch */
 		if (m->src_gen != pm.gen) {
 			arm(m);
+			for (uint32_t b = 0; b < m->nblocks; b++)
+				m->blocks[b].pm_written = 0;
 			continue;
 		}
-		uintptr_t start = m->base, end = m->base + m->size;
-		while (start < end) {
-			uint64_t walk_end;
-			long n = scan(start, end, PM_SCAN_WP_MATCHING | PM_SCAN_CHECK_WPASYNC, &walk_end);
-			if (n < 0)
-				break;
-			for (long i = 0; i < n; i++)
-				tier_heat_report(TIER_SRC_PAGEMAP, pm.vec[i].start,
-						 pm.vec[i].end - pm.vec[i].start, 1);
-			if (walk_end <= start)
-				break;
-			start = walk_end;
+		/* runs of slow blocks: one scan call each; fast blocks: a slice */
+		uint32_t run = UINT32_MAX;
+		for (uint32_t b = 0; b <= m->nblocks; b++) {
+			int t = b < m->nblocks ? TIER_BS_TIER(atomic_load_explicit(&m->blocks[b].state,
+										   memory_order_relaxed))
+					       : -1;
+			if (b < m->nblocks)
+				m->blocks[b].pm_written = 0;
+			if (run != UINT32_MAX && t <= 0) {
+				scan_range(m, m->base + ((uintptr_t)run << TIER_BLOCK_SHIFT),
+					   m->base + ((uintptr_t)b << TIER_BLOCK_SHIFT), 1);
+				run = UINT32_MAX;
+			}
+			if (t > 0 && run == UINT32_MAX)
+				run = b;
+			if (t == 0) {
+				uintptr_t blk = m->base + ((uintptr_t)b << TIER_BLOCK_SHIFT);
+				uintptr_t cur = blk + (round % SLICES) * SLICE;
+				uintptr_t next = blk + ((round + 1) % SLICES) * SLICE;
+				scan_range(m, cur, cur + SLICE, SLICES);
+				if (next < m->base + m->size) {
+					struct uffdio_writeprotect wp = {
+						.range = {.start = next, .len = SLICE},
+						.mode = UFFDIO_WRITEPROTECT_MODE_WP};
+					ioctl(pm.uffd, UFFDIO_WRITEPROTECT, &wp);
+				}
+			}
+		}
+		/* every block reports its latest count, scanned this round or not */
+		for (uint32_t b = 0; b < m->nblocks; b++) {
+			uint32_t w = m->blocks[b].pm_written * scale * TIER_HEAT_UNIT;
+			if (!w)
+				continue;
+			atomic_fetch_add_explicit(&m->blocks[b].samples[TIER_SRC_PAGEMAP], w,
+						  memory_order_relaxed);
+			total += w;
 		}
 	}
 	rcu_read_unlock();
+	atomic_fetch_add_explicit(&tier_heat_stats.samples[TIER_SRC_PAGEMAP], total,
+				  memory_order_relaxed);
 }
 
 static void pm_stop(void)
@@ -170,4 +237,5 @@ const struct tier_heat_ops tier_heat_pagemap = {
 	.collect = pm_collect,
 	.stop = pm_stop,
 	.forget = pm_stop, /* the child's descriptors still point at the parent's mm */
+	.every_period = true,
 };

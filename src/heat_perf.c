@@ -116,7 +116,7 @@ static int perf_start(char *why, size_t len)
 static void on_sample(void *arg, uint64_t addr)
 {
 	(void)arg;
-	tier_heat_report(TIER_SRC_PERF, (uintptr_t)addr, 1, 1);
+	tier_heat_report(TIER_SRC_PERF, (uintptr_t)addr, 1, TIER_HEAT_UNIT);
 }
 
 static void perf_collect(void)

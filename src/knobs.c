@@ -47,7 +47,7 @@ void tier_settings_default(struct tier_settings *s)
 	s->fast_limit = SIZE_MAX; /* resolved from the topology at init */
 	s->enabled = true;
 	s->period_ms = 100;
-	s->heat_half_life_ms = 400;
+	s->heat_half_life_ms = 200;
 	s->promote_rate_mbps = 2048;
 	s->demote_rate_mbps = 2048;
 	s->watermark_high = 0.95;

@@ -9,6 +9,7 @@ enum tier_knob_type { TK_SIZE, TK_BOOL, TK_UINT, TK_DOUBLE, TK_NODES, TK_STATS, 
 
 /* Heat sources, in probe order (bit i of a sources mask). */
 enum { TIER_SRC_PERF, TIER_SRC_DAMON, TIER_SRC_PAGEMAP, TIER_SRC_RECENCY, TIER_SRC_COUNT };
+_Static_assert(TIER_SRC_COUNT == 4, "struct tier_block has one sample counter per source");
 #define TIER_SRC_ALL ((1u << TIER_SRC_COUNT) - 1)
 
 struct tier_settings {

@@ -10,6 +10,10 @@
 #include "migrate.h"
 #include "place.h"
 
+/* Pages the kernel could not move (-EBUSY: in use at that instant, a huge
+ * page that would not split) are tried again in the next periods. */
+#define MIGRATE_RETRIES 8
+
 struct tier_migrate_stats tier_migrate_stats;
 
 bool tier_block_movable(const struct tier_mapping *m, uint32_t b)
@@ -65,7 +69,7 @@ static uint64_t move_block_pages(struct tier_mapping *m, uint32_t b, int to)
 		failed = n;
 	}
 	atomic_fetch_add(&tier_migrate_stats.moved_pages, moved);
-	m->blocks[b].stragglers = failed ? 3 : 0;
+	m->blocks[b].stragglers = failed ? MIGRATE_RETRIES : 0;
 	return failed;
 }
 
@@ -103,6 +107,9 @@ void tier_migrate_retry(struct tier_mapping *m, uint32_t b)
 	}
 	uint32_t left = blk->stragglers - 1;
 	uint64_t t0 = now_ns();
+	/* every other try through mbind, which migrates huge pages whole */
+	if (left & 1)
+		tier_bind(m->base + ((uintptr_t)b << TIER_BLOCK_SHIFT), TIER_BLOCK, t, true);
 	if (move_block_pages(m, b, t))
 		blk->stragglers = left;
 	atomic_fetch_add(&tier_migrate_stats.retries, 1);

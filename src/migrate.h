@@ -20,7 +20,7 @@ extern struct tier_migrate_stats tier_migrate_stats;
  * block changed under us or may not move.  Caller holds rcu_read_lock. */
 size_t tier_migrate_block(struct tier_mapping *m, uint32_t b, int to);
 /* Move again the pages of a block that a migration left behind (up to
- * three tries per migration). */
+ * eight tries, one per period). */
 void tier_migrate_retry(struct tier_mapping *m, uint32_t b);
 /* Whether a block may ever move (automatic arena, not metadata, unpinned). */
 bool tier_block_movable(const struct tier_mapping *m, uint32_t b);

@@ -95,7 +95,8 @@ void tier_place_commit(struct tier_mapping *m, uintptr_t addr, size_t len)
 		atomic_fetch_add(&tier_reg_stats.committed, added << TIER_PAGE_SHIFT);
 		if (atomic_load_explicit(&tier_heat_recency_on, memory_order_relaxed) && !m->meta) {
 			/* recency source: a fresh page is about to be used */
-			atomic_fetch_add_explicit(&blk->samples, (uint32_t)added, memory_order_relaxed);
+			atomic_fetch_add_explicit(&blk->samples[TIER_SRC_RECENCY],
+						  (uint32_t)added * TIER_HEAT_UNIT, memory_order_relaxed);
 			atomic_fetch_add_explicit(&tier_heat_stats.samples[TIER_SRC_RECENCY], added,
 						  memory_order_relaxed);
 		}

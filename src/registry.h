@@ -26,10 +26,11 @@
 struct tier_block {
 	_Atomic uint32_t state;
 	_Atomic uint32_t pins;     /* tier_pin nesting count */
-	_Atomic uint32_t samples;  /* access samples since the last heat update */
+	_Atomic uint32_t samples[4]; /* per heat source (TIER_SRC_*), since the last update */
 	float heat;                /* decayed samples per page; background thread only */
 	uint32_t moved_epoch;      /* period of the last migration (hysteresis) */
 	uint32_t stragglers;       /* retries left for pages a migration could not move */
+	uint32_t pm_written;       /* pagemap source: pages written in its last scan */
 };
 
 struct tier_mapping {

@@ -6,11 +6,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Promotion needs at least this heat (decayed samples per page per
- * period): about one access per page per period.  Stray accesses, and the
- * heat DAMON's coarse regions smear onto cold neighbours of hot memory,
- * stay below it. */
-#define TIER_MIN_HEAT 1.0f
+/* Promotion needs at least this heat (decayed accessed-periods per page;
+ * a block whose every page is accessed every period settles near 3.4 with
+ * the default half-life): stray accesses, and the heat DAMON's coarse
+ * regions smear onto cold neighbours of hot memory, stay below it. */
+#define TIER_MIN_HEAT 0.1f
 /* A block that moved stays put for this many periods (no ping-pong). */
 #define TIER_SETTLE_PERIODS 10
 

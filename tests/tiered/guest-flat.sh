@@ -19,7 +19,7 @@ three)
 	out=$($B/tierctl tier.count tier.0.nodes tier.1.nodes tier.2.nodes)
 	[ "$(echo $out)" = "3 0 1 2" ]
 	ok $? "three: three tiers ordered by latency: $(echo $out)"
-	TIERMALLOC_CONF=fast_limit:32M $B/where 96 1048576 >/tmp/w3
+	TIERMALLOC_CONF=fast_limit:32M,migrate:false $B/where 96 1048576 >/tmp/w3
 	n2=$(sed -n 's/^node2 //p' /tmp/w3)
 	n1=$(sed -n 's/^node1 //p' /tmp/w3)
 	[ "${n1:-0}" -ge $((48 << 20)) ] && [ -z "$n2" ]

@@ -9,6 +9,8 @@ pre() { LD_PRELOAD=$TIERMALLOC_LIB "$@"; }
 count() { printf %s "$1" | tr -cd "$2" | wc -c; }
 val() { sed -n "s/^$1 //p" "$2"; }
 tmp=$(mktemp -d)
+# placement alone: no kernel NUMA balancing, no background migration
+echo 0 >/proc/sys/kernel/numa_balancing
 
 # --- topology discovery -------------------------------------------------
 $B/tierctl tier.count tier.0.nodes tier.1.nodes tier.active tier.method tier.1.reason >"$tmp/topo"
@@ -20,7 +22,7 @@ case $reason in *memory_tier*CPU-less*) r=0 ;; *) r=1 ;; esac
 ok $r "the slow tier says why: $reason"
 
 # --- fast_limit: the first ~64 MiB of 256 MiB on node 0, the rest on node 1
-TIERMALLOC_CONF=fast_limit:64M $B/where 256 1048576 >"$tmp/place"
+TIERMALLOC_CONF=fast_limit:64M,migrate:false $B/where 256 1048576 >"$tmp/place"
 map=$(val map "$tmp/place")
 n0=$(val node0 "$tmp/place")
 n1=$(val node1 "$tmp/place")
@@ -32,20 +34,20 @@ ok $? "fast_limit 64M: 256 x 1 MiB in order: first $fast_blocks on node 0 ($((n0
 diag "map $map"
 
 # --- explicit tier arenas ignore the budget and stay on their tier -------
-TIERMALLOC_CONF=fast_limit:0 $B/where -t 1 32 1048576 >"$tmp/slow"
+TIERMALLOC_CONF=fast_limit:0,migrate:false $B/where -t 1 32 1048576 >"$tmp/slow"
 [ "$(val map "$tmp/slow")" = "11111111111111111111111111111111" ]
 ok $? "explicit slow-tier arena: 32 MiB all on node 1"
-TIERMALLOC_CONF=fast_limit:0 $B/where -t 0 32 1048576 >"$tmp/fast"
+TIERMALLOC_CONF=fast_limit:0,migrate:false $B/where -t 0 32 1048576 >"$tmp/fast"
 [ "$(val map "$tmp/fast")" = "00000000000000000000000000000000" ]
 ok $? "explicit fast-tier arena: 32 MiB on node 0 even with fast_limit 0"
-TIERMALLOC_CONF=fast_limit:0 $B/where 16 1048576 >"$tmp/zero"
+TIERMALLOC_CONF=fast_limit:0,migrate:false $B/where 16 1048576 >"$tmp/zero"
 [ "$(count "$(val map "$tmp/zero")" 1)" -eq 16 ]
 ok $? "fast_limit 0: automatic arenas place everything on the slow tier"
 
 # --- a full fast node: allocations fall back instead of failing ----------
 free0=$(awk '/MemFree/ {print $4 * 1024}' /sys/devices/system/node/node0/meminfo)
 want=$(( (free0 >> 20) + 200 ))
-TIERMALLOC_CONF=fast_limit:64G $B/where "$want" 1048576 >"$tmp/full"
+TIERMALLOC_CONF=fast_limit:64G,migrate:false $B/where "$want" 1048576 >"$tmp/full"
 rc=$?
 n0=$(val node0 "$tmp/full")
 n1=$(val node1 "$tmp/full")

@@ -1,0 +1,42 @@
+#!/bin/sh
+# Inside the tiered VM: GUPS under four placements, one after the other,
+# with the same amount of fast memory for all of them:
+#   oracle      the hot set (and as much else as fits) bound to node 0 up front
+#   tiermalloc  LD_PRELOAD, fast_limit = FAST
+#   kernel      glibc malloc, kernel tiering: numa_balancing=2, demotion on
+#   first-touch glibc malloc, no tiering at all
+# Node 0 is filled with a locked balloon so that FAST MiB (plus the kernel's
+# watermark reserve) stay free: the footprint overflows it.
+# CSV rows on stdout, summaries on stderr.
+set -u
+GUPS=$1
+LIB=$2
+F=${GUPS_FOOTPRINT:-256} H=${GUPS_HOT:-32} FAST=${GUPS_FAST:-64}
+A=${GUPS_A:-12} B=${GUPS_B:-12}
+free0() { awk '/MemFree/ {print int($4 / 1024)}' /sys/devices/system/node/node0/meminfo; }
+# the high watermarks of node 0's zones, MiB: kswapd keeps this much free
+reserve=$(awk '/^Node 0, zone/ {z=1} /^Node [1-9]/ {z=0} z && $1 == "high" {s += $2} END {print int(s * 4 / 1024) + 8}' /proc/zoneinfo)
+fill=$(( $(free0) - FAST - reserve ))
+"$GUPS" -B "$fill" >/dev/null &
+balloon=$!
+sleep 2
+echo "# node 0: $(free0) MiB free after a $fill MiB balloon (reserve $reserve MiB); footprint $F MiB, hot $H MiB, fast $FAST MiB" >&2
+run() { # NAME [EXTRA GUPS ARGS]: the caller sets the environment
+	name=$1
+	shift
+	"$GUPS" -f "$F" -H "$H" -a "$A" -b "$B" -n "$name" "$@" | grep -v '^name,'
+}
+echo "name,t,phase,hit_ratio,hot_fast,mups"
+echo 0 >/proc/sys/kernel/numa_balancing
+echo false >/sys/kernel/mm/numa/demotion_enabled
+run oracle -o "$FAST"
+# the variables apply to gups alone, not to the grep in run's pipeline
+env LD_PRELOAD="$LIB" TIERMALLOC_CONF="fast_limit:${FAST}M,stats_print:true" \
+	"$GUPS" -f "$F" -H "$H" -a "$A" -b "$B" -n tiermalloc | grep -v '^name,' 
+echo 2 >/proc/sys/kernel/numa_balancing
+echo true >/sys/kernel/mm/numa/demotion_enabled
+run kernel
+echo 0 >/proc/sys/kernel/numa_balancing
+echo false >/sys/kernel/mm/numa/demotion_enabled
+run first-touch
+kill "$balloon"
