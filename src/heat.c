@@ -52,8 +52,7 @@ void tier_heat_stop(void)
 	for (int i = 0; i < TIER_SRC_COUNT; i++)
 		if (tier_heat_stats.state[i] == TIER_SRC_RUNNING) {
 			sources[i]->stop();
-			tier_heat_stats.state[i] = TIER_SRC_OFF;
-			snprintf(tier_heat_stats.why[i], sizeof(tier_heat_stats.why[i]), "stopped");
+			tier_heat_stats.state[i] = TIER_SRC_STOPPED;
 		}
 }
 
@@ -108,8 +107,13 @@ void tier_heat_describe(char *buf, size_t len)
 			n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%s", running++ ? ", " : "",
 					      tier_source_name((unsigned)i));
 	n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s", running ? " running" : "none running");
+	int stopped = 0;
 	for (int i = 0; i < TIER_SRC_COUNT; i++)
-		if (tier_heat_stats.state[i] != TIER_SRC_RUNNING)
+		if (tier_heat_stats.state[i] == TIER_SRC_STOPPED)
+			n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%s", stopped++ ? ", " : "; ran until exit: ",
+					      tier_source_name((unsigned)i));
+	for (int i = 0; i < TIER_SRC_COUNT; i++)
+		if (tier_heat_stats.state[i] != TIER_SRC_RUNNING && tier_heat_stats.state[i] != TIER_SRC_STOPPED)
 			n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "; %s: %s",
 					      tier_source_name((unsigned)i), tier_heat_stats.why[i]);
 }

@@ -37,7 +37,7 @@ struct tier_heat_ops {
 extern const struct tier_heat_ops tier_heat_perf, tier_heat_damon, tier_heat_pagemap,
 	tier_heat_recency;
 
-enum tier_src_state { TIER_SRC_OFF, TIER_SRC_RUNNING, TIER_SRC_UNAVAILABLE };
+enum tier_src_state { TIER_SRC_OFF, TIER_SRC_RUNNING, TIER_SRC_UNAVAILABLE, TIER_SRC_STOPPED };
 
 struct tier_heat_stats {
 	_Atomic uint64_t samples[TIER_SRC_COUNT]; /* page-weighted samples reported */
