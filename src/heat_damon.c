@@ -178,8 +178,8 @@ static int configure(const struct state *s)
 	wr("5000", C "/monitoring_attrs/intervals/sample_us", k);
 	wr("100000", C "/monitoring_attrs/intervals/aggr_us", k);
 	wr("200000", C "/monitoring_attrs/intervals/update_us", k); /* new mappings covered soon */
-	wr("50", C "/monitoring_attrs/nr_regions/min", k);
-	wr("1000", C "/monitoring_attrs/nr_regions/max", k);
+	wr("200", C "/monitoring_attrs/nr_regions/min", k);
+	wr("2000", C "/monitoring_attrs/nr_regions/max", k);
 	snprintf(v, sizeof(v), "%d", s->n);
 	if ((e = wr(v, C "/targets/nr_targets", k)) || (e = wr(v, C "/schemes/nr_schemes", k)))
 		return e;
@@ -205,7 +205,16 @@ static int configure(const struct state *s)
 #undef S
 	}
 #undef C
-	return wr(kdamond_on(k) ? "commit" : "on", ADMIN "/%d/state", k);
+	if (kdamond_on(k))
+		return wr("commit", ADMIN "/%d/state", k);
+	/* a kdamond that was just turned off may still be winding down: "on"
+	 * then fails (EBUSY) for a moment */
+	for (int i = 0;; i++) {
+		e = wr("on", ADMIN "/%d/state", k);
+		if (!e || i == 100)
+			return e;
+		usleep(20000);
+	}
 }
 
 /* A kdamond for us: the recorded one if it still exists, else an idle

@@ -66,6 +66,16 @@ static int decide(const struct tier_mapping *m, size_t added)
 	return com + added <= atomic_load_explicit(&tier_place.fast_limit, memory_order_relaxed) ? 0 : 1;
 }
 
+/* The block of page p, and in *cnt the pages from p to the end of that
+ * block or to `end`, whichever comes first. */
+static uint32_t block_part(size_t p, size_t end, size_t *cnt)
+{
+	uint32_t b = (uint32_t)(p / TIER_PAGES_PER_BLOCK);
+	size_t bend = ((size_t)b + 1) * TIER_PAGES_PER_BLOCK;
+	*cnt = (end < bend ? end : bend) - p;
+	return b;
+}
+
 void tier_place_commit(struct tier_mapping *m, uintptr_t addr, size_t len)
 {
 	size_t first = (addr - m->base) >> TIER_PAGE_SHIFT, n = len >> TIER_PAGE_SHIFT;
@@ -73,10 +83,8 @@ void tier_place_commit(struct tier_mapping *m, uintptr_t addr, size_t len)
 	int run_tier = -1;
 	bool active = atomic_load_explicit(&tier_place.active, memory_order_relaxed);
 
-	for (size_t p = first; p < first + n;) {
-		uint32_t b = (uint32_t)(p / TIER_PAGES_PER_BLOCK);
-		size_t bend = ((size_t)b + 1) * TIER_PAGES_PER_BLOCK;
-		size_t cnt = (first + n < bend ? first + n : bend) - p;
+	for (size_t p = first, cnt; p < first + n;) {
+		uint32_t b = block_part(p, first + n, &cnt);
 		size_t added = tier_bits_set(m->commit, p, cnt);
 		p += cnt;
 		if (!added)
@@ -133,10 +141,8 @@ void tier_place_commit(struct tier_mapping *m, uintptr_t addr, size_t len)
 void tier_place_decommit(struct tier_mapping *m, uintptr_t addr, size_t len)
 {
 	size_t first = (addr - m->base) >> TIER_PAGE_SHIFT, n = len >> TIER_PAGE_SHIFT;
-	for (size_t p = first; p < first + n;) {
-		uint32_t b = (uint32_t)(p / TIER_PAGES_PER_BLOCK);
-		size_t bend = ((size_t)b + 1) * TIER_PAGES_PER_BLOCK;
-		size_t cnt = (first + n < bend ? first + n : bend) - p;
+	for (size_t p = first, cnt; p < first + n;) {
+		uint32_t b = block_part(p, first + n, &cnt);
 		size_t removed = tier_bits_clear(m->commit, p, cnt);
 		p += cnt;
 		if (!removed)

@@ -133,43 +133,38 @@ static uint64_t range_mask(size_t from, size_t to) /* bits [from, to) of one wor
 	return hi & ~((1ull << from) - 1);
 }
 
-size_t tier_bits_set(_Atomic uint64_t *w, size_t from, size_t n)
+enum bits_op { BITS_SET, BITS_CLEAR, BITS_COUNT };
+
+/* Walk bits [from, from+n) word by word; returns how many changed (set,
+ * clear) or are set (count). */
+static size_t bits_apply(_Atomic uint64_t *w, size_t from, size_t n, enum bits_op op)
 {
-	size_t changed = 0;
+	size_t r = 0;
 	for (size_t i = from; i < from + n;) {
 		size_t word = i / 64, b = i % 64, e = b + (from + n - i) < 64 ? b + (from + n - i) : 64;
-		uint64_t mask = range_mask(b, e);
-		uint64_t old = atomic_fetch_or_explicit(&w[word], mask, memory_order_relaxed);
-		changed += (size_t)__builtin_popcountll(mask & ~old);
+		uint64_t mask = range_mask(b, e), v;
+		switch (op) {
+		case BITS_SET:
+			v = atomic_fetch_or_explicit(&w[word], mask, memory_order_relaxed);
+			r += (size_t)__builtin_popcountll(mask & ~v);
+			break;
+		case BITS_CLEAR:
+			v = atomic_fetch_and_explicit(&w[word], ~mask, memory_order_relaxed);
+			r += (size_t)__builtin_popcountll(mask & v);
+			break;
+		case BITS_COUNT:
+			v = atomic_load_explicit(&w[word], memory_order_relaxed);
+			r += (size_t)__builtin_popcountll(mask & v);
+			break;
+		}
 		i += e - b;
 	}
-	return changed;
+	return r;
 }
 
-size_t tier_bits_clear(_Atomic uint64_t *w, size_t from, size_t n)
-{
-	size_t changed = 0;
-	for (size_t i = from; i < from + n;) {
-		size_t word = i / 64, b = i % 64, e = b + (from + n - i) < 64 ? b + (from + n - i) : 64;
-		uint64_t mask = range_mask(b, e);
-		uint64_t old = atomic_fetch_and_explicit(&w[word], ~mask, memory_order_relaxed);
-		changed += (size_t)__builtin_popcountll(mask & old);
-		i += e - b;
-	}
-	return changed;
-}
-
-size_t tier_bits_count(_Atomic uint64_t *w, size_t from, size_t n)
-{
-	size_t c = 0;
-	for (size_t i = from; i < from + n;) {
-		size_t word = i / 64, b = i % 64, e = b + (from + n - i) < 64 ? b + (from + n - i) : 64;
-		uint64_t v = atomic_load_explicit(&w[word], memory_order_relaxed);
-		c += (size_t)__builtin_popcountll(v & range_mask(b, e));
-		i += e - b;
-	}
-	return c;
-}
+size_t tier_bits_set(_Atomic uint64_t *w, size_t from, size_t n) { return bits_apply(w, from, n, BITS_SET); }
+size_t tier_bits_clear(_Atomic uint64_t *w, size_t from, size_t n) { return bits_apply(w, from, n, BITS_CLEAR); }
+size_t tier_bits_count(_Atomic uint64_t *w, size_t from, size_t n) { return bits_apply(w, from, n, BITS_COUNT); }
 
 bool tier_bit_test(_Atomic uint64_t *w, size_t i)
 {

@@ -4,7 +4,9 @@
  * move_pages status queries, how long until >= 90% of the hot set sits on
  * node 0.  With -s it then shifts: a new hot subset from the slow node, and
  * the same measurement, plus how much of the old hot set left node 0.
- *   hotset [-s] [-t SECONDS] TOTAL_MIB HOT_MIB
+ *   hotset [-s] [-t SECONDS] [-c SECONDS] [-y USEC] TOTAL_MIB HOT_MIB
+ *     -c: then keep touching that long, reporting the background thread's CPU
+ *     -y: sleep USEC after each round over the hot set (leaves CPU to others)
  * Output lines: "phase N reached F% after S s" or "phase N timeout F%". */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -60,8 +62,12 @@ static int node_of(char *b)
 	return move_pages(0, 1, &p, NULL, &st, 0) ? -1 : st;
 }
 
+static int pace_us; /* -y: sleep this long after each round over the hot set */
+
 static void touch(char **hot, int n, unsigned round)
 {
+	if (pace_us)
+		usleep((useconds_t)pace_us);
 	for (int i = 0; i < n; i++)
 		for (size_t off = (round * 64u) % PG; off < (size_t)NPG * PG; off += PG)
 			hot[i][off]++;
@@ -145,7 +151,7 @@ int main(int argc, char **argv)
 {
 	int shift = 0, opt;
 	double timeout = 20, steady_secs = 0;
-	while ((opt = getopt(argc, argv, "svt:c:")) != -1) {
+	while ((opt = getopt(argc, argv, "svt:c:y:")) != -1) {
 		if (opt == 's')
 			shift = 1;
 		else if (opt == 'v')
@@ -154,6 +160,8 @@ int main(int argc, char **argv)
 			timeout = atof(optarg);
 		else if (opt == 'c')
 			steady_secs = atof(optarg);
+		else if (opt == 'y')
+			pace_us = atoi(optarg);
 		else
 			return 2;
 	}
