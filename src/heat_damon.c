@@ -32,6 +32,7 @@
 #define RUNDIR "/run/tiermalloc"
 #define MAX_MEMBERS 64
 #define DAMON_SAMPLES 20 /* aggr_us / sample_us below */
+#define EMPTY_RESTART 30
 
 struct member {
 	long pid;
@@ -49,6 +50,8 @@ static struct {
 	int kd;
 	int lockfd;
 	unsigned long long my_start;
+	int empty;        /* collections in a row without an accessed region */
+	unsigned restarts;
 } dm = {.kd = -1, .lockfd = -1};
 
 static unsigned long long start_time(long pid)
@@ -310,6 +313,7 @@ static int my_index(void)
 
 struct region_ctx {
 	int k, i;
+	int reported;
 };
 
 static int region(const char *name, void *arg)
@@ -332,9 +336,11 @@ static int region(const char *name, void *arg)
 #undef R
 	/* nr_accesses counts the samples (of aggr_us / sample_us = 20) that
 	 * found the region accessed: scale it to one access per period */
-	if (end > start && acc > 0)
+	if (end > start && acc > 0) {
 		tier_heat_report(TIER_SRC_DAMON, (uintptr_t)start, (size_t)(end - start),
 				 (uint32_t)(acc * TIER_HEAT_UNIT / DAMON_SAMPLES));
+		c->reported++;
+	}
 	return 0;
 }
 
@@ -355,11 +361,25 @@ static void damon_collect(void)
 		save(&s);
 		i = my_index();
 	}
+	struct region_ctx c = {dm.kd, i, 0};
 	if (i >= 0 && wr("update_schemes_tried_regions", ADMIN "/%d/state", dm.kd) == 0) {
 		char path[128];
-		struct region_ctx c = {dm.kd, i};
 		snprintf(path, sizeof(path), ADMIN "/%d/contexts/0/schemes/%d/tried_regions", dm.kd, i);
 		tier_dir_each(path, region, &c);
+	}
+	/* A kdamond that says "on" but has found no accessed region for
+	 * EMPTY_RESTART collections may be stuck (seen under TCG: regions
+	 * never reported again): restart it.  An idle process pays one
+	 * restart per EMPTY_RESTART collections. */
+	dm.empty = c.reported ? 0 : dm.empty + 1;
+	if (i >= 0 && dm.empty >= EMPTY_RESTART) {
+		struct state s;
+		dm.empty = 0;
+		load(&s);
+		prune(&s);
+		turn_off(dm.kd);
+		configure(&s);
+		dm.restarts++;
 	}
 	unlock();
 }

@@ -39,6 +39,18 @@ void tier_cand_sort(struct tier_cand *v, size_t n, bool hottest_first)
 	}
 }
 
+/* hot may displace cold: hotter by the hysteresis factor, or by a wide
+ * absolute margin (a source that smears heat over neighbours, like DAMON's
+ * regions, can keep ratios under the factor while the gap stays large) */
+static bool clearly_hotter(const struct tier_policy_in *in, const struct tier_cand *hot,
+			   const struct tier_cand *cold)
+{
+	float gap = hot->heat - cold->heat;
+	if (gap < in->min_heat)
+		return false;
+	return (double)hot->heat >= in->hysteresis * (double)cold->heat || gap >= in->wide_margin;
+}
+
 void tier_policy_decide(const struct tier_policy_in *in, struct tier_cand *fast, size_t nfast,
                         struct tier_cand *slow, size_t nslow, struct tier_policy_out *out)
 {
@@ -79,9 +91,7 @@ void tier_policy_decide(const struct tier_policy_in *in, struct tier_cand *fast,
 		if (hot->heat < in->min_heat || hot->heat <= 0 || hot->bytes > pbudget)
 			break;
 		size_t g = f, freed = 0, cost = 0;
-		while (used - freed + hot->bytes > high && g < nfast &&
-		       (double)hot->heat >= in->hysteresis * (double)fast[g].heat &&
-		       hot->heat - fast[g].heat >= in->min_heat &&
+		while (used - freed + hot->bytes > high && g < nfast && clearly_hotter(in, hot, &fast[g]) &&
 		       cost + fast[g].bytes <= dbudget) {
 			freed += fast[g].bytes;
 			cost += fast[g].bytes;

@@ -24,6 +24,7 @@ struct tier_policy_in {
 	size_t promote_budget;  /* bytes this period (rate limit) */
 	size_t demote_budget;
 	float min_heat;         /* promote nothing colder than this */
+	float wide_margin;      /* a heat gap this wide is enough for a swap */
 };
 
 struct tier_policy_out {
@@ -38,8 +39,8 @@ struct tier_policy_out {
  *     watermark;
  *  3. then swap: for the hottest remaining slow block, demote the coldest
  *     fast blocks until it fits, but only blocks it is hotter than by the
- *     hysteresis factor and by at least min_heat; stop at the first block
- *     that cannot fit.
+ *     hysteresis factor (or by wide_margin) and by at least min_heat; stop
+ *     at the first block that cannot fit.
  * Each direction stays within its byte budget.  Sorts both arrays (fast:
  * coldest first; slow: hottest first) and marks the chosen candidates. */
 void tier_policy_decide(const struct tier_policy_in *in, struct tier_cand *fast, size_t nfast,

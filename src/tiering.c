@@ -113,6 +113,7 @@ size_t tier_balance(uint64_t period, unsigned period_ms)
 			.promote_budget = (size_t)(s->promote_rate_mbps * per_period),
 			.demote_budget = (size_t)(s->demote_rate_mbps * per_period),
 			.min_heat = TIER_MIN_HEAT,
+			.wide_margin = TIER_WIDE_MARGIN,
 		};
 		struct tier_policy_out out;
 		tier_policy_decide(&in, scratch, nfast, scratch + nfast, n - nfast, &out);

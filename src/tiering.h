@@ -11,6 +11,10 @@
  * the default half-life): stray accesses, and the heat DAMON's coarse
  * regions smear onto cold neighbours of hot memory, stay below it. */
 #define TIER_MIN_HEAT 0.1f
+/* A heat gap this wide lets a block displace a colder one even under the
+ * hysteresis ratio: a third of the steady heat of memory accessed every
+ * period. */
+#define TIER_WIDE_MARGIN 1.2f
 /* A block that moved stays put for this many periods (no ping-pong). */
 #define TIER_SETTLE_PERIODS 10
 

@@ -25,7 +25,7 @@ static struct tier_policy_in base(size_t limit, size_t used)
 {
 	return (struct tier_policy_in){.fast_limit = limit, .fast_used = used, .wm_high = 0.9,
 				       .wm_low = 0.7, .hysteresis = 2.0, .promote_budget = 1u << 30,
-				       .demote_budget = 1u << 30, .min_heat = 0.05f};
+				       .demote_budget = 1u << 30, .min_heat = 0.05f, .wide_margin = 100};
 }
 
 int main(void)
@@ -82,6 +82,17 @@ int main(void)
 	ok(out.promote_blocks == 1 && out.demote_blocks == 2 && slow[0].chosen && !slow[1].chosen &&
 		   out.fast_after == 6 * MB,
 	   "two 1 MB cold blocks make room for one 2 MB hot block; the next finds only hot ones");
+
+	/* a wide absolute gap is enough even under the ratio */
+	mk(fast, 1, 0, (float[]){3});
+	mk(slow, 1, 1, (float[]){5});
+	in = base(2 * MB, 2 * MB);
+	in.wm_high = 1.0;
+	tier_policy_decide(&in, fast, 1, slow, 1, &out);
+	ok(out.swaps == 0, "5 vs 3: under the factor 2, gap 2 under a margin of 100: no swap");
+	in.wide_margin = 1.5f;
+	tier_policy_decide(&in, fast, 1, slow, 1, &out);
+	ok(out.swaps == 1, "5 vs 3 with a margin of 1.5: swap");
 
 	/* rate limits */
 	float s3[4] = {9, 8, 7, 6};
