@@ -58,8 +58,9 @@ test)
 	deps
 	build
 	log=$(mktemp)
-	{ make -j"$(nproc)" check 2>&1; echo $? >"$log.rc"; } | tee "$log"
-	rc=$(cat "$log.rc")
+	# set -e must not end the group before the status is written
+	{ rc=0; make -j"$(nproc)" check 2>&1 || rc=$?; echo "$rc" >"$log.rc"; } | tee "$log"
+	rc=$(cat "$log.rc" 2>/dev/null || echo 1)
 	grep -q '^# TOTAL:' "$log" || rc=1
 	summary "$log"
 	rm -f "$log" "$log.rc"

@@ -4,6 +4,9 @@
 # a failing TAP line, never a pass.
 . "${top_srcdir:-.}/tests/lib.sh"
 RUN="$top_srcdir/tests/vm/run"
+# one VM suite at a time: see selftest.sh
+exec 9>"$top_builddir/.vm.lock"
+flock 9
 export top_srcdir top_builddir TIERMALLOC_LIB
 tmp=$(mktemp -d "${top_builddir}/.vmtest.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
