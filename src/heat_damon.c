@@ -32,7 +32,7 @@
 #define RUNDIR "/run/tiermalloc"
 #define MAX_MEMBERS 64
 #define DAMON_SAMPLES 20 /* aggr_us / sample_us below */
-#define EMPTY_RESTART 30
+#define EMPTY_RESTART 8
 
 struct member {
 	long pid;
