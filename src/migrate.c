@@ -11,7 +11,8 @@
 #include "place.h"
 
 /* Pages the kernel could not move (-EBUSY: in use at that instant, a huge
- * page that would not split) are tried again in the next periods. */
+ * page that would not split) are tried again in the next periods, then
+ * every 8 periods until they move. */
 #define MIGRATE_RETRIES 8
 
 struct tier_migrate_stats tier_migrate_stats;
@@ -105,7 +106,9 @@ void tier_migrate_retry(struct tier_mapping *m, uint32_t b)
 		blk->stragglers = 0;
 		return;
 	}
-	uint32_t left = blk->stragglers - 1;
+	/* after the quick tries, keep trying every few periods: a block
+	 * accounted on a tier must end up there */
+	uint32_t left = blk->stragglers > 1 ? blk->stragglers - 1 : 1;
 	uint64_t t0 = now_ns();
 	/* every other try through mbind, which migrates huge pages whole */
 	if (left & 1)

@@ -19,8 +19,8 @@ extern struct tier_migrate_stats tier_migrate_stats;
  * batch.  Returns the committed bytes moved in the accounting, 0 when the
  * block changed under us or may not move.  Caller holds rcu_read_lock. */
 size_t tier_migrate_block(struct tier_mapping *m, uint32_t b, int to);
-/* Move again the pages of a block that a migration left behind (up to
- * eight tries, one per period). */
+/* Move again the pages of a block that a migration left behind: eight
+ * tries, one per period, then one every few periods until they move. */
 void tier_migrate_retry(struct tier_mapping *m, uint32_t b);
 /* Whether a block may ever move (automatic arena, not metadata, unpinned). */
 bool tier_block_movable(const struct tier_mapping *m, uint32_t b);

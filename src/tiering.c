@@ -61,7 +61,8 @@ static size_t gather(size_t *nfast, bool settle)
 				int t = TIER_BS_TIER(st);
 				if (t < 0 || (t == 0) != (pass == 0) || !tier_block_movable(m, b))
 					continue;
-				if (m->blocks[b].stragglers)
+				uint32_t sg = m->blocks[b].stragglers;
+				if (sg > 1 || (sg == 1 && cur_period % 8 == 0))
 					tier_migrate_retry(m, b);
 				if (settle && m->blocks[b].moved_epoch &&
 				    m->blocks[b].moved_epoch + TIER_SETTLE_PERIODS > cur_period)
