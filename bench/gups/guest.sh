@@ -5,8 +5,10 @@
 #   tiermalloc  LD_PRELOAD, fast_limit = FAST
 #   kernel      glibc malloc, kernel tiering: numa_balancing=2, demotion on
 #   first-touch glibc malloc, no tiering at all
-# Node 0 is filled with a locked balloon so that FAST MiB (plus the kernel's
-# watermark reserve) stay free: the footprint overflows it.
+# Node 0 is filled with a locked balloon so that FAST MiB stay free, plus
+# the kernel's watermark reserve, plus SLACK MiB for what else lives there
+# (tiermalloc's metadata, page tables, the kernel's own allocations; the
+# kernel's tiering may use that slack too): the footprint overflows it.
 # CSV rows on stdout, summaries on stderr.
 set -u
 GUPS=$1
@@ -16,11 +18,12 @@ A=${GUPS_A:-12} B=${GUPS_B:-12}
 free0() { awk '/MemFree/ {print int($4 / 1024)}' /sys/devices/system/node/node0/meminfo; }
 # the high watermarks of node 0's zones, MiB: kswapd keeps this much free
 reserve=$(awk '/^Node 0, zone/ {z=1} /^Node [1-9]/ {z=0} z && $1 == "high" {s += $2} END {print int(s * 4 / 1024) + 8}' /proc/zoneinfo)
-fill=$(( $(free0) - FAST - reserve ))
+SLACK=${GUPS_SLACK:-32}
+fill=$(( $(free0) - FAST - reserve - SLACK ))
 "$GUPS" -B "$fill" >/dev/null &
 balloon=$!
 sleep 2
-echo "# node 0: $(free0) MiB free after a $fill MiB balloon (reserve $reserve MiB); footprint $F MiB, hot $H MiB, fast $FAST MiB" >&2
+echo "# node 0: $(free0) MiB free after a $fill MiB balloon (watermark reserve $reserve MiB, slack $SLACK MiB); footprint $F MiB, hot $H MiB, fast $FAST MiB" >&2
 run() { # NAME [EXTRA GUPS ARGS]: the caller sets the environment
 	name=$1
 	shift
