@@ -18,11 +18,22 @@ ok $r "sources: $src"
 # -y 2000: the toucher rests 2 ms per round over the hot set.  Spinning, it
 # starved kdamond on the guest's two emulated CPUs: DAMON alone then
 # promoted nothing in about a third of the runs (seen 2026-12-03).
+# DAMON gets a second attempt in a fresh process, said in the test name:
+# under TCG its monitoring sometimes stalls (measured here: 2 of about 40
+# runs stuck near 80% while the host was also busy).
 for s in damon pagemap; do
+	note=
 	TIERMALLOC_CONF=fast_limit:64M,heat_sources:$s pre $B/hotset -y 2000 -t 15 256 32 >"$tmp/hot.$s"
 	r=$?
+	if [ $r -ne 0 ] && [ $s = damon ]; then
+		sed 's/^/# first attempt: /' "$tmp/hot.$s"
+		TIERMALLOC_CONF=fast_limit:64M,heat_sources:$s pre $B/hotset -y 2000 -t 15 256 32 >"$tmp/hot.$s"
+		r=$?
+		note=" (second attempt)"
+	fi
 	line=$(grep '^phase 1' "$tmp/hot.$s")
-	ok $r "heat_sources:$s: 32 MiB hot subset of 256 MiB (fast_limit 64M) promoted: $line"
+	ok $r "heat_sources:$s: 32 MiB hot subset of 256 MiB (fast_limit 64M) promoted$note: $line"
+	[ $r -eq 0 ] || sed 's/^/# /' "$tmp/hot.$s"
 done
 
 # --- hot-set shift: the new set is promoted, the old one demoted -----------

@@ -121,6 +121,28 @@ static void steady(char **hot, int n, double secs)
 	       (double)(bg_cpu_ns() - c0) / 1e9 / dt * 100, dt);
 }
 
+/* On a timeout: which hot blocks stayed slow, and tiermalloc's counters. */
+static void diagnose(char **hot, int n)
+{
+	int slow = 0, part = 0;
+	for (int i = 0; i < n; i++) {
+		double s, f = on_fast(&hot[i], 1, &s);
+		slow += f == 0;
+		part += f > 0 && f < 1;
+	}
+	printf("  hot blocks: %d entirely slow, %d partly, of %d\n", slow, part, n);
+	int (*ctl)(const char *, void *, size_t *, void *, size_t) =
+		(int (*)(const char *, void *, size_t *, void *, size_t))dlsym(RTLD_DEFAULT, "tier_mallctl");
+	const char *names[] = {"stats.failed_pages", "stats.promoted_bytes", "stats.demoted_bytes",
+			       "stats.heat.damon.samples", "stats.heat.pagemap.samples", "stats.bg.periods"};
+	for (size_t k = 0; ctl && k < sizeof(names) / sizeof(*names); k++) {
+		uint64_t v = 0;
+		size_t l = sizeof(v);
+		ctl(names[k], &v, &l, NULL, 0);
+		printf("  %s %llu\n", names[k], (unsigned long long)v);
+	}
+}
+
 /* Touch hot until >= 90% of it is on node 0, or timeout. */
 static int phase(int id, char **hot, int n, double timeout)
 {
@@ -141,6 +163,7 @@ static int phase(int id, char **hot, int n, double timeout)
 		}
 		if (t - t0 > timeout) {
 			printf("phase %d timeout %.1f%% after %.2f s\n", id, f * 100, t - t0);
+			diagnose(hot, n);
 			fflush(stdout);
 			return 1;
 		}
