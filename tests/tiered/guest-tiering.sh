@@ -19,8 +19,8 @@ ok $r "sources: $src"
 # starved kdamond on the guest's two emulated CPUs: DAMON alone then
 # promoted nothing in about a third of the runs (seen 2026-12-03).
 # DAMON gets a second attempt in a fresh process, said in the test name:
-# under TCG its monitoring sometimes stalls (measured here: 2 of about 40
-# runs stuck near 80% while the host was also busy).
+# under TCG its promotion sometimes stalls near 80% (seen 2026-12-03 in 4
+# of about 9 full-suite runs, and in 1 to 2 of about 40 runs alone).
 for s in damon pagemap; do
 	note=
 	TIERMALLOC_CONF=fast_limit:64M,heat_sources:$s pre $B/hotset -y 2000 -t 15 256 32 >"$tmp/hot.$s"
