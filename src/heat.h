@@ -42,6 +42,7 @@ enum tier_src_state { TIER_SRC_OFF, TIER_SRC_RUNNING, TIER_SRC_UNAVAILABLE, TIER
 struct tier_heat_stats {
 	_Atomic uint64_t samples[TIER_SRC_COUNT]; /* page-weighted samples reported */
 	_Atomic uint64_t collects[TIER_SRC_COUNT];
+	_Atomic uint64_t collect_ns[TIER_SRC_COUNT]; /* wall time in collect() */
 	enum tier_src_state state[TIER_SRC_COUNT];
 	char why[TIER_SRC_COUNT][96];
 };

@@ -94,7 +94,7 @@ struct snap {
 	uint64_t placed[TIER_MAX_TIERS], spilled, bind_calls, bind_fail;
 	int bind_errno;
 	char sources[512];
-	uint64_t samples[TIER_SRC_COUNT];
+	uint64_t samples[TIER_SRC_COUNT], collects[TIER_SRC_COUNT], collect_ns[TIER_SRC_COUNT];
 	struct {
 		uint64_t promoted_bytes, promoted_blocks, demoted_bytes, demoted_blocks, moved_pages,
 			failed_pages, ns;
@@ -127,8 +127,11 @@ static void gather(struct snap *s)
 	s->bind_fail = atomic_load(&tier_place_stats.bind_failures);
 	s->bind_errno = atomic_load(&tier_place_stats.last_bind_errno);
 	tier_heat_describe(s->sources, sizeof(s->sources));
-	for (int i = 0; i < TIER_SRC_COUNT; i++)
+	for (int i = 0; i < TIER_SRC_COUNT; i++) {
 		s->samples[i] = atomic_load(&tier_heat_stats.samples[i]);
+		s->collects[i] = atomic_load(&tier_heat_stats.collects[i]);
+		s->collect_ns[i] = atomic_load(&tier_heat_stats.collect_ns[i]);
+	}
 	s->mig.promoted_bytes = atomic_load(&tier_migrate_stats.promoted_bytes);
 	s->mig.promoted_blocks = atomic_load(&tier_migrate_stats.promoted_blocks);
 	s->mig.demoted_bytes = atomic_load(&tier_migrate_stats.demoted_bytes);
@@ -189,6 +192,10 @@ static void print_text(struct out *o, const struct snap *s)
 	for (unsigned i = 0; i < TIER_SRC_COUNT; i++)
 		put(o, " %s %llu%s", tier_source_name(i), (unsigned long long)s->samples[i],
 		    i + 1 < TIER_SRC_COUNT ? "," : "\n");
+	put(o, "collection (reads, wall ms):");
+	for (unsigned i = 0; i < TIER_SRC_COUNT; i++)
+		put(o, " %s %llu, %.1f%s", tier_source_name(i), (unsigned long long)s->collects[i],
+		    (double)s->collect_ns[i] / 1e6, i + 1 < TIER_SRC_COUNT ? ";" : "\n");
 	put(o, "migration: promoted %llu bytes in %llu blocks, demoted %llu bytes in %llu blocks; "
 	       "pages on target %llu, failed %llu; %.1f ms\n",
 	    (unsigned long long)s->mig.promoted_bytes, (unsigned long long)s->mig.promoted_blocks,
@@ -229,6 +236,13 @@ static void print_json(struct out *o, const struct snap *s)
 	put(o, "\"heat\":{\"sources\":\"%s\",\"samples\":{", jstr(s->sources, b1, sizeof(b1)));
 	for (unsigned i = 0; i < TIER_SRC_COUNT; i++)
 		put(o, "%s\"%s\":%llu", i ? "," : "", tier_source_name(i), (unsigned long long)s->samples[i]);
+	put(o, "},\"collects\":{");
+	for (unsigned i = 0; i < TIER_SRC_COUNT; i++)
+		put(o, "%s\"%s\":%llu", i ? "," : "", tier_source_name(i), (unsigned long long)s->collects[i]);
+	put(o, "},\"collect_ns\":{");
+	for (unsigned i = 0; i < TIER_SRC_COUNT; i++)
+		put(o, "%s\"%s\":%llu", i ? "," : "", tier_source_name(i),
+		    (unsigned long long)s->collect_ns[i]);
 	put(o, "}},\"migration\":{\"promoted_bytes\":%llu,\"promoted_blocks\":%llu,"
 	       "\"demoted_bytes\":%llu,\"demoted_blocks\":%llu,\"pages_on_target\":%llu,"
 	       "\"failed_pages\":%llu,\"ns\":%llu},",

@@ -50,7 +50,7 @@ pro=$(sed -n 's/^migration: promoted \([0-9]*\) bytes.*demoted \([0-9]*\) bytes.
 set -- $pro
 [ "${1:-0}" -gt 0 ] && [ "${2:-0}" -gt 0 ] && grep -q '^heat sources: ' "$tmp/shift.stats"
 ok $? "stats show promotions (${1:-0} B), demotions (${2:-0} B) and the sources"
-grep -E '^(heat sources|samples|migration|background)' "$tmp/shift.stats" | sed 's/^/# /'
+grep -E '^(heat sources|samples|collection|migration|background)' "$tmp/shift.stats" | sed 's/^/# /'
 
 # --- data integrity: 30 s of forced migration under checksummed writers ------
 TIERMALLOC_CONF=fast_limit:256M,migrate:false $B/integrity 30 128 2 >"$tmp/int"
