@@ -16,6 +16,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -268,6 +269,9 @@ static int damon_probe(char *why, size_t len)
 	return 0;
 }
 
+static int query_start(void);
+static void damon_stop(void);
+
 static int damon_start(char *why, size_t len)
 {
 	struct state s;
@@ -297,6 +301,11 @@ static int damon_start(char *why, size_t len)
 	if (rc == 0) {
 		dm.on = true;
 		dm.kd = s.kd;
+		if (query_start()) {
+			snprintf(why, len, "cannot start the DAMON query thread");
+			damon_stop();
+			rc = -1;
+		}
 	}
 	return rc;
 }
@@ -311,9 +320,37 @@ static int my_index(void)
 	return -1;
 }
 
+/* DAMON answers "update_schemes_tried_regions" only at its next aggregation
+ * (100 ms, and about 250 ms under TCG): waited for in the background
+ * thread, that stretched every period to 300 ms.  So a query thread of its
+ * own asks DAMON and publishes the accessed regions; collect() reports the
+ * latest published snapshot, which is DAMON's rate over its last
+ * aggregation, the best estimate of the rate now, and asks for the next
+ * one: queries follow collections (fewer when the background thread backs
+ * off), never more than one DAMON answer at a time. */
+#define MAX_REGIONS 4096
+#define MAX_SERVED 8 /* a snapshot no newer answer replaced is stale after this */
+
+struct region {
+	uintptr_t start;
+	size_t len;
+	uint32_t weight;
+};
+
+static struct {
+	pthread_t thread;
+	bool running;
+	bool stop, want;
+	pthread_mutex_t mu; /* guards front, nfront, stop, want */
+	pthread_cond_t cv;
+	struct region buf[2][MAX_REGIONS];
+	struct region *front, *back;
+	size_t nfront, nback;
+	unsigned served; /* collections that reported the current front */
+} q = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+
 struct region_ctx {
 	int k, i;
-	int reported;
 };
 
 static int region(const char *name, void *arg)
@@ -321,7 +358,7 @@ static int region(const char *name, void *arg)
 	struct region_ctx *c = arg;
 	char path[192];
 	long long start, end, acc;
-	if (name[0] < '0' || name[0] > '9')
+	if (name[0] < '0' || name[0] > '9' || q.nback >= MAX_REGIONS)
 		return 0; /* total_bytes */
 #define R ADMIN "/%d/contexts/0/schemes/%d/tried_regions/%s/"
 	snprintf(path, sizeof(path), R "start", c->k, c->i, name);
@@ -336,20 +373,21 @@ static int region(const char *name, void *arg)
 #undef R
 	/* nr_accesses counts the samples (of aggr_us / sample_us = 20) that
 	 * found the region accessed: scale it to one access per period */
-	if (end > start && acc > 0) {
-		tier_heat_report(TIER_SRC_DAMON, (uintptr_t)start, (size_t)(end - start),
-				 (uint32_t)(acc * TIER_HEAT_UNIT / DAMON_SAMPLES));
-		c->reported++;
-	}
+	if (end > start && acc > 0)
+		q.back[q.nback++] = (struct region){(uintptr_t)start, (size_t)(end - start),
+						    (uint32_t)(acc * TIER_HEAT_UNIT / DAMON_SAMPLES)};
 	return 0;
 }
 
-static void damon_collect(void)
+/* One query: fill q.back with our accessed regions.  False when DAMON gave
+ * no answer (the caller waits before asking again). */
+static bool query(void)
 {
 	/* exclusive: DAMON answers one command at a time (a second writer gets
 	 * EIO), and members may be rewriting the configuration */
 	if (lock(LOCK_EX))
-		return;
+		return false;
+	q.nback = 0;
 	int i = my_index();
 	if (i >= 0 && !kdamond_on(dm.kd)) {
 		/* it stopped under us (all its targets had exited meanwhile, or a
@@ -361,17 +399,19 @@ static void damon_collect(void)
 		save(&s);
 		i = my_index();
 	}
-	struct region_ctx c = {dm.kd, i, 0};
+	bool answered = false;
 	if (i >= 0 && wr("update_schemes_tried_regions", ADMIN "/%d/state", dm.kd) == 0) {
 		char path[128];
+		struct region_ctx c = {dm.kd, i};
 		snprintf(path, sizeof(path), ADMIN "/%d/contexts/0/schemes/%d/tried_regions", dm.kd, i);
 		tier_dir_each(path, region, &c);
+		answered = true;
 	}
 	/* A kdamond that says "on" but has found no accessed region for
-	 * EMPTY_RESTART collections may be stuck (seen under TCG: regions
-	 * never reported again): restart it.  An idle process pays one
-	 * restart per EMPTY_RESTART collections. */
-	dm.empty = c.reported ? 0 : dm.empty + 1;
+	 * EMPTY_RESTART queries may be stuck (seen under TCG: regions never
+	 * reported again): restart it.  An idle process pays one restart per
+	 * EMPTY_RESTART queries. */
+	dm.empty = q.nback ? 0 : dm.empty + 1;
 	if (i >= 0 && dm.empty >= EMPTY_RESTART) {
 		struct state s;
 		dm.empty = 0;
@@ -382,12 +422,77 @@ static void damon_collect(void)
 		dm.restarts++;
 	}
 	unlock();
+	return answered;
+}
+
+static void *query_main(void *arg)
+{
+	(void)arg;
+	pthread_setname_np(pthread_self(), "tiermalloc-damon");
+	pthread_mutex_lock(&q.mu);
+	for (;;) {
+		while (!q.want && !q.stop)
+			pthread_cond_wait(&q.cv, &q.mu);
+		if (q.stop)
+			break;
+		q.want = false;
+		pthread_mutex_unlock(&q.mu);
+		bool answered = query();
+		if (!answered)
+			usleep(100000); /* not configured yet, or DAMON busy */
+		pthread_mutex_lock(&q.mu);
+		if (answered) {
+			struct region *t = q.front;
+			q.front = q.back;
+			q.nfront = q.nback;
+			q.back = t;
+			q.served = 0;
+		}
+	}
+	pthread_mutex_unlock(&q.mu);
+	return NULL;
+}
+
+static int query_start(void)
+{
+	q.front = q.buf[0];
+	q.back = q.buf[1];
+	q.nfront = q.nback = 0;
+	q.served = 0;
+	q.stop = false;
+	q.want = true;
+	q.running = pthread_create(&q.thread, NULL, query_main, NULL) == 0;
+	return q.running ? 0 : -1;
+}
+
+static void query_stop(void)
+{
+	if (!q.running)
+		return;
+	pthread_mutex_lock(&q.mu);
+	q.stop = true;
+	pthread_cond_signal(&q.cv);
+	pthread_mutex_unlock(&q.mu);
+	pthread_join(q.thread, NULL); /* at most one DAMON answer away */
+	q.running = false;
+}
+
+static void damon_collect(void)
+{
+	pthread_mutex_lock(&q.mu);
+	for (size_t r = 0; q.served < MAX_SERVED && r < q.nfront; r++)
+		tier_heat_report(TIER_SRC_DAMON, q.front[r].start, q.front[r].len, q.front[r].weight);
+	q.served++;
+	q.want = true;
+	pthread_cond_signal(&q.cv);
+	pthread_mutex_unlock(&q.mu);
 }
 
 static void damon_stop(void)
 {
 	if (!dm.on)
 		return;
+	query_stop();
 	struct state s;
 	if (lock(LOCK_EX) == 0) {
 		load(&s);
@@ -408,6 +513,11 @@ static void damon_stop(void)
  * descriptor (flock locks belong to the open file, shared with the parent). */
 static void damon_forget(void)
 {
+	/* the query thread was the parent's; it may have held q.mu at fork */
+	q.running = false;
+	q.nfront = 0;
+	pthread_mutex_init(&q.mu, NULL);
+	pthread_cond_init(&q.cv, NULL);
 	if (dm.lockfd >= 0)
 		close(dm.lockfd);
 	dm.lockfd = -1;
