@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -95,7 +96,14 @@ void tier_bg_start(void)
 	if (evfd < 0)
 		return;
 	atomic_store(&stop_req, false);
-	if (pthread_create(&thread, NULL, bg_main, NULL)) {
+	/* the program's signals are not ours to take: the thread (and the
+	 * source threads it starts) inherit a mask that blocks them all */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int e = pthread_create(&thread, NULL, bg_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (e) {
 		close(evfd);
 		evfd = -1;
 		return;
