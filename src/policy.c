@@ -41,12 +41,15 @@ void tier_cand_sort(struct tier_cand *v, size_t n, bool hottest_first)
 
 /* hot may displace cold: hotter by the hysteresis factor, or by a wide
  * absolute margin (a source that smears heat over neighbours, like DAMON's
- * regions, can keep ratios under the factor while the gap stays large) */
+ * regions, can keep ratios under the factor while the gap stays large).
+ * Either way the gap must reach swap_gap: among cold blocks, ratios are
+ * noise (0.2 against 0.09) and a swap of two cold blocks costs two moves
+ * and gains nothing. */
 static bool clearly_hotter(const struct tier_policy_in *in, const struct tier_cand *hot,
 			   const struct tier_cand *cold)
 {
 	float gap = hot->heat - cold->heat;
-	if (gap < in->min_heat)
+	if (gap < in->swap_gap)
 		return false;
 	return (double)hot->heat >= in->hysteresis * (double)cold->heat || gap >= in->wide_margin;
 }

@@ -24,6 +24,7 @@ struct tier_policy_in {
 	size_t promote_budget;  /* bytes this period (rate limit) */
 	size_t demote_budget;
 	float min_heat;         /* promote nothing colder than this */
+	float swap_gap;         /* a swap needs at least this heat gap */
 	float wide_margin;      /* a heat gap this wide is enough for a swap */
 };
 
@@ -39,7 +40,7 @@ struct tier_policy_out {
  *     watermark;
  *  3. then swap: for the hottest remaining slow block, demote the coldest
  *     fast blocks until it fits, but only blocks it is hotter than by the
- *     hysteresis factor (or by wide_margin) and by at least min_heat; stop
+ *     hysteresis factor (or by wide_margin) and by at least swap_gap; stop
  *     at the first block that cannot fit.
  * Each direction stays within its byte budget.  Sorts both arrays (fast:
  * coldest first; slow: hottest first) and marks the chosen candidates. */

@@ -114,6 +114,7 @@ size_t tier_balance(uint64_t period, unsigned period_ms)
 			.promote_budget = (size_t)(s->promote_rate_mbps * per_period),
 			.demote_budget = (size_t)(s->demote_rate_mbps * per_period),
 			.min_heat = TIER_MIN_HEAT,
+			.swap_gap = TIER_SWAP_GAP,
 			.wide_margin = TIER_WIDE_MARGIN,
 		};
 		struct tier_policy_out out;

@@ -11,6 +11,13 @@
  * the default half-life): stray accesses, and the heat DAMON's coarse
  * regions smear onto cold neighbours of hot memory, stay below it. */
 #define TIER_MIN_HEAT 0.1f
+/* A swap (a slow block displacing a fast one when the fast tier is full)
+ * needs at least this heat gap.  Cold blocks of equal real rate differ by
+ * up to about 0.4 from sampling noise (seen in GUPS under TCG: their
+ * background of written bits and DAMON's regions): swapping them, period
+ * after period, doubled the migration traffic and halved GUPS throughput.
+ * A block accessed in every period gains more than 1 per period. */
+#define TIER_SWAP_GAP 0.5f
 /* A heat gap this wide lets a block displace a colder one even under the
  * hysteresis ratio: a third of the steady heat of memory accessed every
  * period. */

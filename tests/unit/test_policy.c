@@ -25,7 +25,8 @@ static struct tier_policy_in base(size_t limit, size_t used)
 {
 	return (struct tier_policy_in){.fast_limit = limit, .fast_used = used, .wm_high = 0.9,
 				       .wm_low = 0.7, .hysteresis = 2.0, .promote_budget = 1u << 30,
-				       .demote_budget = 1u << 30, .min_heat = 0.05f, .wide_margin = 100};
+				       .demote_budget = 1u << 30, .min_heat = 0.05f, .swap_gap = 0.05f,
+				       .wide_margin = 100};
 }
 
 int main(void)
@@ -93,6 +94,18 @@ int main(void)
 	in.wide_margin = 1.5f;
 	tier_policy_decide(&in, fast, 1, slow, 1, &out);
 	ok(out.swaps == 1, "5 vs 3 with a margin of 1.5: swap");
+
+	/* swap_gap: cold against cold is noise, even at twice the heat */
+	mk(fast, 1, 0, (float[]){0.09f});
+	mk(slow, 1, 1, (float[]){0.2f});
+	in = base(2 * MB, 2 * MB);
+	in.wm_high = 1.0;
+	in.swap_gap = 0.5f;
+	tier_policy_decide(&in, fast, 1, slow, 1, &out);
+	ok(out.swaps == 0 && out.promote_blocks == 0, "0.2 vs 0.09: over the factor 2, under swap_gap 0.5: no swap");
+	mk(slow, 1, 1, (float[]){0.8f});
+	tier_policy_decide(&in, fast, 1, slow, 1, &out);
+	ok(out.swaps == 1 && slow[0].chosen && fast[0].chosen, "0.8 vs 0.09: gap 0.71 >= 0.5: swap");
 
 	/* rate limits */
 	float s3[4] = {9, 8, 7, 6};
