@@ -31,6 +31,7 @@ struct tier_block {
 	uint32_t moved_epoch;      /* period of the last migration (hysteresis) */
 	uint32_t stragglers;       /* retries left for pages a migration could not move */
 	uint32_t pm_written;       /* pagemap source: pages written in its last scan */
+	bool pm_sliced;            /* pagemap source: sampled by slices this period */
 };
 
 struct tier_mapping {
