@@ -20,7 +20,7 @@ struct tier_bg_stats {
 	_Atomic bool running;
 	_Atomic uint64_t periods;
 	_Atomic uint64_t early_wakeups; /* woken by a burst of reports */
-	_Atomic uint64_t cpu_ns;        /* thread CPU time */
+	_Atomic uint64_t cpu_ns;        /* CPU time: this thread and the sources' threads */
 	_Atomic uint64_t started_ns;    /* CLOCK_MONOTONIC at start */
 	_Atomic long tid;
 };
