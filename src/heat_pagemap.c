@@ -59,13 +59,17 @@ static int open_uffd(void)
 
 static long scan(uintptr_t start, uintptr_t end, uint64_t flags, uint64_t *walk_end)
 {
+	/* room for the most regions the range can hold (every other page),
+	 * no more: the kernel allocates a bounce buffer of vec_len entries per
+	 * call, and 512 of them (12 KiB) come from the page allocator */
+	uint64_t most = ((end - start) >> TIER_PAGE_SHIFT) / 2 + 1;
 	struct pm_scan_arg a = {
 		.size = sizeof(a),
 		.flags = flags,
 		.start = start,
 		.end = end,
 		.vec = (uintptr_t)pm.vec,
-		.vec_len = VEC,
+		.vec_len = most < VEC ? most : VEC,
 		.category_mask = PAGE_IS_WRITTEN,
 		.return_mask = PAGE_IS_WRITTEN,
 	};
