@@ -351,28 +351,25 @@ static struct {
 	unsigned served; /* collections that reported the current front */
 } q = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
 
-struct region_ctx {
-	int k, i;
-};
-
+/* A region of tried_regions: read relative to that directory, which is
+ * deep (one path walk per file otherwise, and a query reads three files
+ * per region). */
 static int region(const char *name, void *arg)
 {
-	struct region_ctx *c = arg;
-	char path[192];
+	int dfd = *(int *)arg;
+	char path[64];
 	long long start, end, acc;
 	if (name[0] < '0' || name[0] > '9' || q.nback >= MAX_REGIONS)
 		return 0; /* total_bytes */
-#define R ADMIN "/%d/contexts/0/schemes/%d/tried_regions/%s/"
-	snprintf(path, sizeof(path), R "start", c->k, c->i, name);
-	if (tier_read_long(path, &start))
+	snprintf(path, sizeof(path), "%s/start", name);
+	if (tier_read_long_at(dfd, path, &start))
 		return 0;
-	snprintf(path, sizeof(path), R "end", c->k, c->i, name);
-	if (tier_read_long(path, &end))
+	snprintf(path, sizeof(path), "%s/end", name);
+	if (tier_read_long_at(dfd, path, &end))
 		return 0;
-	snprintf(path, sizeof(path), R "nr_accesses", c->k, c->i, name);
-	if (tier_read_long(path, &acc))
+	snprintf(path, sizeof(path), "%s/nr_accesses", name);
+	if (tier_read_long_at(dfd, path, &acc))
 		return 0;
-#undef R
 	/* nr_accesses counts the samples (of aggr_us / sample_us = 20) that
 	 * found the region accessed: scale it to one access per period */
 	if (end > start && acc > 0)
@@ -404,10 +401,13 @@ static bool query(void)
 	bool answered = false;
 	if (i >= 0 && wr("update_schemes_tried_regions", ADMIN "/%d/state", dm.kd) == 0) {
 		char path[128];
-		struct region_ctx c = {dm.kd, i};
 		snprintf(path, sizeof(path), ADMIN "/%d/contexts/0/schemes/%d/tried_regions", dm.kd, i);
-		tier_dir_each(path, region, &c);
-		answered = true;
+		int dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (dfd >= 0) {
+			tier_dir_each(path, region, &dfd);
+			close(dfd);
+			answered = true;
+		}
 	}
 	/* A kdamond that says "on" but has found no accessed region for
 	 * EMPTY_RESTART queries may be stuck (seen under TCG: regions never
@@ -430,7 +430,7 @@ static bool query(void)
 static void *query_main(void *arg)
 {
 	(void)arg;
-	pthread_setname_np(pthread_self(), "tiermalloc-damon");
+	pthread_setname_np(pthread_self(), "tiermalloc-dmon"); /* 15 chars at most */
 	pthread_mutex_lock(&q.mu);
 	for (;;) {
 		while (!q.want && !q.stop)

@@ -11,7 +11,12 @@
 
 long tier_read_file(const char *path, char *buf, size_t len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	return tier_read_file_at(AT_FDCWD, path, buf, len);
+}
+
+long tier_read_file_at(int dirfd, const char *path, char *buf, size_t len)
+{
+	int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
 	size_t n = 0;
@@ -38,8 +43,13 @@ long tier_read_file(const char *path, char *buf, size_t len)
 
 int tier_read_long(const char *path, long long *out)
 {
+	return tier_read_long_at(AT_FDCWD, path, out);
+}
+
+int tier_read_long_at(int dirfd, const char *path, long long *out)
+{
 	char buf[64], *end;
-	if (tier_read_file(path, buf, sizeof(buf)) <= 0)
+	if (tier_read_file_at(dirfd, path, buf, sizeof(buf)) <= 0)
 		return -1;
 	errno = 0;
 	long long v = strtoll(buf, &end, 0);

@@ -11,6 +11,10 @@
 long tier_read_file(const char *path, char *buf, size_t len);
 /* Read one integer; returns 0 on success. */
 int tier_read_long(const char *path, long long *out);
+/* The same, path relative to an open directory: many small files under
+ * one deep directory cost one path walk each, from there. */
+long tier_read_file_at(int dirfd, const char *path, char *buf, size_t len);
+int tier_read_long_at(int dirfd, const char *path, long long *out);
 /* Write a string to a file; returns 0 or -errno. */
 int tier_write_file(const char *path, const char *s);
 /* Call fn(name, arg) for each entry of a directory but "." and "..";
