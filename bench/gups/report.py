@@ -46,7 +46,7 @@ set ylabel 'fast-tier hit ratio'
 set yrange [0:1]
 set key bottom right
 set arrow from {shift_at},0 to {shift_at},1 nohead dt 2
-set label 'hot set shifts' at {shift_at},0.05 offset 0.5,0
+set label 'hot set shifts' at {shift_at},0.65 offset 0.5,0
 plot {plot}
 """
 try:
