@@ -15,9 +15,12 @@
  * needs at least this heat gap.  Cold blocks of equal real rate differ by
  * up to about 0.4 from sampling noise (seen in GUPS under TCG: their
  * background of written bits and DAMON's regions): swapping them, period
- * after period, doubled the migration traffic and halved GUPS throughput.
- * A block accessed in every period gains more than 1 per period. */
-#define TIER_SWAP_GAP 0.5f
+ * after period, doubled the migration traffic.  But DAMON's real signal
+ * for hot memory can be as weak (a few of its 20 samples per aggregation
+ * under TCG): at 0.5, DAMON alone stalled in 2 of 8 hot-set runs, at 0.25
+ * in 1 of 10, at 0.1 in none of 8 (one VM run each, 2026-12-03).  A block
+ * accessed in every period gains more than 1 per period. */
+#define TIER_SWAP_GAP 0.25f
 /* A heat gap this wide lets a block displace a colder one even under the
  * hysteresis ratio: a third of the steady heat of memory accessed every
  * period. */
