@@ -24,24 +24,17 @@ static int evfd = -1;
 static _Atomic bool stop_req;
 static bool started;
 
-static uint64_t clock_ns(clockid_t c)
-{
-	struct timespec t;
-	clock_gettime(c, &t);
-	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
-
 static void *bg_main(void *arg)
 {
 	(void)arg;
 	pthread_setname_np(pthread_self(), "tiermalloc-bg");
 	atomic_store(&tier_bg_stats.tid, (long)syscall(SYS_gettid));
 	tier_heat_start(tier_settings.heat_sources);
-	uint64_t period = 0, next = clock_ns(CLOCK_MONOTONIC);
+	uint64_t period = 0, next = tier_clock_ns(CLOCK_MONOTONIC);
 	unsigned idle = 0, since = 0;
 	while (!atomic_load(&stop_req)) {
 		unsigned period_ms = tier_settings.period_ms;
-		uint64_t now = clock_ns(CLOCK_MONOTONIC);
+		uint64_t now = tier_clock_ns(CLOCK_MONOTONIC);
 		if (now < next) {
 			struct pollfd fds[64];
 			fds[0] = (struct pollfd){.fd = evfd, .events = POLLIN};
@@ -57,14 +50,15 @@ static void *bg_main(void *arg)
 				burst |= fds[i].revents & POLLIN;
 			if (atomic_load(&stop_req))
 				break;
-			if (!burst && clock_ns(CLOCK_MONOTONIC) < next)
+			if (!burst && tier_clock_ns(CLOCK_MONOTONIC) < next)
 				continue;
 			if (burst) {
 				atomic_fetch_add(&tier_bg_stats.early_wakeups, 1);
 				idle = 0;
 			}
 		}
-		uint64_t start = clock_ns(CLOCK_MONOTONIC), cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+		uint64_t start = tier_clock_ns(CLOCK_MONOTONIC);
+		uint64_t cpu0 = tier_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 		/* Steady state (nothing moved for a while): read the sources every
 		 * IDLE_STRIDE periods only; they cost most of this thread's time.
 		 * Any move, or a burst, goes back to every period. */
@@ -78,7 +72,7 @@ static void *bg_main(void *arg)
 		else
 			idle++;
 		tier_registry_reclaim();
-		atomic_fetch_add(&tier_bg_stats.cpu_ns, clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0);
+		atomic_fetch_add(&tier_bg_stats.cpu_ns, tier_clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0);
 		atomic_store(&tier_bg_stats.periods, period);
 		/* fixed rate: a slow round (DAMON answers at its next aggregation)
 		 * shortens the wait rather than stretching the period */
@@ -110,7 +104,7 @@ void tier_bg_start(void)
 	}
 	started = true;
 	atomic_store(&tier_bg_stats.running, true);
-	atomic_store(&tier_bg_stats.started_ns, clock_ns(CLOCK_MONOTONIC));
+	atomic_store(&tier_bg_stats.started_ns, tier_clock_ns(CLOCK_MONOTONIC));
 }
 
 void tier_bg_kick(void)

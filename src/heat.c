@@ -2,7 +2,6 @@
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "heat.h"
 #include "init.h"
@@ -68,13 +67,6 @@ void tier_heat_forget(void)
 
 static unsigned report_scale = 1;
 
-static uint64_t mono_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
-
 unsigned tier_heat_scale(void) { return report_scale; }
 
 void tier_heat_collect(unsigned scale, bool full)
@@ -82,12 +74,12 @@ void tier_heat_collect(unsigned scale, bool full)
 	for (int i = 0; i < TIER_SRC_COUNT; i++)
 		if (tier_heat_stats.state[i] == TIER_SRC_RUNNING && (full || sources[i]->every_period)) {
 			report_scale = sources[i]->every_period ? 1 : (scale ? scale : 1);
-			uint64_t t0 = mono_ns();
+			uint64_t t0 = tier_clock_ns(CLOCK_MONOTONIC);
 			sources[i]->collect();
 			/* wall time: a source may wait on the kernel (DAMON answers at
 			 * its next aggregation), which stretches the period */
-			atomic_fetch_add_explicit(&tier_heat_stats.collect_ns[i], mono_ns() - t0,
-						  memory_order_relaxed);
+			atomic_fetch_add_explicit(&tier_heat_stats.collect_ns[i],
+						  tier_clock_ns(CLOCK_MONOTONIC) - t0, memory_order_relaxed);
 			atomic_fetch_add_explicit(&tier_heat_stats.collects[i], 1, memory_order_relaxed);
 		}
 }

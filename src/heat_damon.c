@@ -24,7 +24,6 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "bg.h"
@@ -439,13 +438,10 @@ static void *query_main(void *arg)
 			break;
 		q.want = false;
 		pthread_mutex_unlock(&q.mu);
-		struct timespec c0, c1;
-		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
+		uint64_t cpu0 = tier_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 		bool answered = query();
-		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
 		/* the background's cost includes this thread's */
-		atomic_fetch_add(&tier_bg_stats.cpu_ns,
-				 (uint64_t)((c1.tv_sec - c0.tv_sec) * 1000000000ll + (c1.tv_nsec - c0.tv_nsec)));
+		atomic_fetch_add(&tier_bg_stats.cpu_ns, tier_clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0);
 		if (!answered)
 			usleep(100000); /* not configured yet, or DAMON busy */
 		pthread_mutex_lock(&q.mu);

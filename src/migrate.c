@@ -22,13 +22,6 @@ bool tier_block_movable(const struct tier_mapping *m, uint32_t b)
 	return !m->meta && m->pinned_tier < 0 && atomic_load(&m->blocks[b].pins) == 0;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
-
 /* The node of tier `to` for this block: spread blocks over the tier's
  * nodes when it has several. */
 static int target_node(int to, uint32_t salt)
@@ -82,7 +75,7 @@ size_t tier_migrate_block(struct tier_mapping *m, uint32_t b, int to)
 	int from = TIER_BS_TIER(state);
 	if (from < 0 || from == to || !tier_place_move_block(m, b, to))
 		return 0;
-	uint64_t t0 = now_ns();
+	uint64_t t0 = tier_clock_ns(CLOCK_MONOTONIC);
 	tier_bind(m->base + ((uintptr_t)b << TIER_BLOCK_SHIFT), TIER_BLOCK, to, false);
 	uint64_t failed = move_block_pages(m, b, to);
 	size_t bytes = (size_t)(state & TIER_BS_PAGES) << TIER_PAGE_SHIFT;
@@ -94,7 +87,7 @@ size_t tier_migrate_block(struct tier_mapping *m, uint32_t b, int to)
 		atomic_fetch_add(&tier_migrate_stats.demoted_bytes, bytes);
 		atomic_fetch_add(&tier_migrate_stats.demoted_blocks, 1);
 	}
-	atomic_fetch_add(&tier_migrate_stats.ns, now_ns() - t0);
+	atomic_fetch_add(&tier_migrate_stats.ns, tier_clock_ns(CLOCK_MONOTONIC) - t0);
 	return bytes;
 }
 
@@ -109,12 +102,12 @@ void tier_migrate_retry(struct tier_mapping *m, uint32_t b)
 	/* after the quick tries, keep trying every few periods: a block
 	 * accounted on a tier must end up there */
 	uint32_t left = blk->stragglers > 1 ? blk->stragglers - 1 : 1;
-	uint64_t t0 = now_ns();
+	uint64_t t0 = tier_clock_ns(CLOCK_MONOTONIC);
 	/* every other try through mbind, which migrates huge pages whole */
 	if (left & 1)
 		tier_bind(m->base + ((uintptr_t)b << TIER_BLOCK_SHIFT), TIER_BLOCK, t, true);
 	if (move_block_pages(m, b, t))
 		blk->stragglers = left;
 	atomic_fetch_add(&tier_migrate_stats.retries, 1);
-	atomic_fetch_add(&tier_migrate_stats.ns, now_ns() - t0);
+	atomic_fetch_add(&tier_migrate_stats.ns, tier_clock_ns(CLOCK_MONOTONIC) - t0);
 }

@@ -142,10 +142,7 @@ static void gather(struct snap *s)
 	s->bg_running = atomic_load(&tier_bg_stats.running);
 	s->bg_periods = atomic_load(&tier_bg_stats.periods);
 	s->bg_cpu_ns = atomic_load(&tier_bg_stats.cpu_ns);
-	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	uint64_t t = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec,
-		 t0 = atomic_load(&tier_bg_stats.started_ns);
+	uint64_t t = tier_clock_ns(CLOCK_MONOTONIC), t0 = atomic_load(&tier_bg_stats.started_ns);
 	s->bg_share = t0 && t > t0 ? (double)s->bg_cpu_ns / (double)(t - t0) : 0.0;
 }
 

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #define TIER_MAX_NODES 64          /* node ids 0..63: masks fit a uint64_t */
 #define TIER_MAX_TIERS 8
@@ -23,6 +24,14 @@ typedef uint64_t tier_nodemask_t;
 
 static inline size_t tier_align_up(size_t x, size_t a) { return (x + a - 1) & ~(a - 1); }
 static inline uintptr_t tier_align_down(uintptr_t x, size_t a) { return x & ~(uintptr_t)(a - 1); }
+
+/* Nanoseconds on clock c (CLOCK_MONOTONIC, CLOCK_THREAD_CPUTIME_ID). */
+static inline uint64_t tier_clock_ns(clockid_t c)
+{
+	struct timespec t;
+	clock_gettime(c, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
 
 /* log.c: one line to stderr, prefixed "tiermalloc: "; never allocates. */
 void tier_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
