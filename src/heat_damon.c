@@ -403,7 +403,7 @@ static bool query(void)
 		snprintf(path, sizeof(path), ADMIN "/%d/contexts/0/schemes/%d/tried_regions", dm.kd, i);
 		int dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (dfd >= 0) {
-			tier_dir_each(path, region, &dfd);
+			tier_dir_fd_each(dfd, region, &dfd);
 			close(dfd);
 			answered = true;
 		}

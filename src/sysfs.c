@@ -79,23 +79,26 @@ int tier_dir_each(const char *path, int (*fn)(const char *name, void *arg), void
 	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
+	int ret = tier_dir_fd_each(fd, fn, arg);
+	close(fd);
+	return ret;
+}
+
+int tier_dir_fd_each(int fd, int (*fn)(const char *name, void *arg), void *arg)
+{
 	char buf[4096] __attribute__((aligned(8)));
-	int ret = 0;
 	for (;;) {
 		long n = syscall(SYS_getdents64, fd, buf, sizeof(buf));
 		if (n <= 0)
-			break;
+			return 0;
 		for (long off = 0; off < n;) {
 			struct dirent64 *d = (struct dirent64 *)(buf + off);
 			off += d->d_reclen;
 			if (!strcmp(d->d_name, ".") || !strcmp(d->d_name, ".."))
 				continue;
-			ret = fn(d->d_name, arg);
+			int ret = fn(d->d_name, arg);
 			if (ret)
-				goto out;
+				return ret;
 		}
 	}
-out:
-	close(fd);
-	return ret;
 }

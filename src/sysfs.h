@@ -20,5 +20,7 @@ int tier_write_file(const char *path, const char *s);
 /* Call fn(name, arg) for each entry of a directory but "." and "..";
  * stops when fn returns non-zero and returns that value; -1 if unreadable. */
 int tier_dir_each(const char *path, int (*fn)(const char *name, void *arg), void *arg);
+/* The same over an open directory (read from its current position). */
+int tier_dir_fd_each(int fd, int (*fn)(const char *name, void *arg), void *arg);
 
 #endif
