@@ -195,8 +195,7 @@ static void pm_collect(void)
 		for (uint32_t b = 0; b <= m->nblocks; b++) {
 			bool sliced = b < m->nblocks && m->blocks[b].pm_sliced;
 			if (run != UINT32_MAX && (sliced || b == m->nblocks)) {
-				scan_range(m, m->base + ((uintptr_t)run << TIER_BLOCK_SHIFT),
-					   m->base + ((uintptr_t)b << TIER_BLOCK_SHIFT), 1, true);
+				scan_range(m, tier_block_addr(m, run), tier_block_addr(m, b), 1, true);
 				run = UINT32_MAX;
 			}
 			if (b == m->nblocks)
@@ -207,7 +206,7 @@ static void pm_collect(void)
 					run = b;
 				continue;
 			}
-			uintptr_t cur = m->base + ((uintptr_t)b << TIER_BLOCK_SHIFT) + (round % SLICES) * SLICE;
+			uintptr_t cur = tier_block_addr(m, b) + (round % SLICES) * SLICE;
 			/* no re-arming: the slice is armed again only when its
 			 * turn comes round, so its pages fault once per cycle */
 			scan_range(m, cur, cur + SLICE, SLICES, false);
@@ -220,7 +219,7 @@ static void pm_collect(void)
 			struct tier_block *blk = &m->blocks[b];
 			bool busy = blk->pm_written > SLICE_PAGES;
 			if (blk->pm_sliced) {
-				uintptr_t lo = m->base + ((uintptr_t)b << TIER_BLOCK_SHIFT);
+				uintptr_t lo = tier_block_addr(m, b);
 				uintptr_t hi = lo + TIER_BLOCK;
 				if (busy) {
 					lo += ((round + 1) % SLICES) * SLICE;

@@ -41,7 +41,7 @@ static int target_node(int to, uint32_t salt)
  * could not move (busy pages, a full node), which are retried later. */
 static uint64_t move_block_pages(struct tier_mapping *m, uint32_t b, int to)
 {
-	uintptr_t start = m->base + ((uintptr_t)b << TIER_BLOCK_SHIFT);
+	uintptr_t start = tier_block_addr(m, b);
 	void *pages[TIER_PAGES_PER_BLOCK];
 	int nodes[TIER_PAGES_PER_BLOCK], status[TIER_PAGES_PER_BLOCK];
 	int node = target_node(to, b ^ (uint32_t)(m->base >> TIER_BLOCK_SHIFT));
@@ -76,7 +76,7 @@ size_t tier_migrate_block(struct tier_mapping *m, uint32_t b, int to)
 	if (from < 0 || from == to || !tier_place_move_block(m, b, to))
 		return 0;
 	uint64_t t0 = tier_clock_ns(CLOCK_MONOTONIC);
-	tier_bind(m->base + ((uintptr_t)b << TIER_BLOCK_SHIFT), TIER_BLOCK, to, false);
+	tier_bind(tier_block_addr(m, b), TIER_BLOCK, to, false);
 	uint64_t failed = move_block_pages(m, b, to);
 	size_t bytes = (size_t)(state & TIER_BS_PAGES) << TIER_PAGE_SHIFT;
 	atomic_fetch_add(&tier_migrate_stats.failed_pages, failed);
@@ -105,7 +105,7 @@ void tier_migrate_retry(struct tier_mapping *m, uint32_t b)
 	uint64_t t0 = tier_clock_ns(CLOCK_MONOTONIC);
 	/* every other try through mbind, which migrates huge pages whole */
 	if (left & 1)
-		tier_bind(m->base + ((uintptr_t)b << TIER_BLOCK_SHIFT), TIER_BLOCK, t, true);
+		tier_bind(tier_block_addr(m, b), TIER_BLOCK, t, true);
 	if (move_block_pages(m, b, t))
 		blk->stragglers = left;
 	atomic_fetch_add(&tier_migrate_stats.retries, 1);

@@ -123,8 +123,8 @@ void tier_place_commit(struct tier_mapping *m, uintptr_t addr, size_t len)
 			continue;
 		/* bind newly placed blocks, one mbind per run of equal tier */
 		if (run_len && (run_tier != t || run_start + run_len != b)) {
-			tier_bind(m->base + ((uintptr_t)run_start << TIER_BLOCK_SHIFT),
-				  (size_t)run_len << TIER_BLOCK_SHIFT, run_tier, false);
+			tier_bind(tier_block_addr(m, run_start), (size_t)run_len << TIER_BLOCK_SHIFT,
+				  run_tier, false);
 			run_len = 0;
 		}
 		if (!run_len) {
@@ -134,8 +134,8 @@ void tier_place_commit(struct tier_mapping *m, uintptr_t addr, size_t len)
 		run_len++;
 	}
 	if (run_len)
-		tier_bind(m->base + ((uintptr_t)run_start << TIER_BLOCK_SHIFT),
-			  (size_t)run_len << TIER_BLOCK_SHIFT, run_tier, false);
+		tier_bind(tier_block_addr(m, run_start), (size_t)run_len << TIER_BLOCK_SHIFT, run_tier,
+			  false);
 }
 
 void tier_place_decommit(struct tier_mapping *m, uintptr_t addr, size_t len)

@@ -61,6 +61,12 @@ struct tier_registry_stats {
 };
 extern struct tier_registry_stats tier_reg_stats;
 
+/* The address of block b of m. */
+static inline uintptr_t tier_block_addr(const struct tier_mapping *m, uint32_t b)
+{
+	return m->base + ((uintptr_t)b << TIER_BLOCK_SHIFT);
+}
+
 /* Register a fresh mapping [base, base+size); NULL if out of memory. */
 struct tier_mapping *tier_registry_add(uintptr_t base, size_t size, size_t span, unsigned arena,
                                        int pinned_tier, bool meta);
