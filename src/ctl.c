@@ -241,6 +241,12 @@ static int h_knob(const struct req *r, long i, const struct tier_knob *k)
 	(void)i;
 	size_t size = tier_knob_size(k);
 	char *field = (char *)&tier_settings + k->offset;
+	if (k->type == TK_PATH) { /* read as a string, like the other names */
+		if (r->newp || r->newlen)
+			return EPERM;
+		const char *v = field;
+		return out(r, &v, sizeof(v));
+	}
 	if ((r->newp || r->newlen) && !k->runtime)
 		return EPERM;
 	if (r->newp && r->newlen != size)

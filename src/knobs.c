@@ -31,7 +31,13 @@ const struct tier_knob tier_knobs[] = {
 	{"heat_sources", TK_SOURCES, OFF(heat_sources), 0, 0, false,
 	 "sources joined by '+': perf, damon, pagemap, recency, all, none"},
 	{"migrate", TK_BOOL, OFF(migrate), 0, 1, true, "true or false"},
+	{"bg_cpu", TK_DOUBLE, OFF(bg_cpu), 0.001, 1.0, true,
+	 "a share of one core, 0.001 to 1 (0.01 = 1%)"},
+	{"advise", TK_BOOL, OFF(advise), 0, 1, false, "true or false"},
+	{"advise_csv", TK_PATH, OFF(advise_csv), 0, 0, false,
+	 "an absolute file path, at most 255 bytes, without ','"},
 };
+_Static_assert(sizeof(tier_knobs) / sizeof(tier_knobs[0]) <= 32, "struct tier_settings.set has 32 bits");
 const size_t tier_nknobs = sizeof(tier_knobs) / sizeof(tier_knobs[0]);
 
 static const char *const src_names[TIER_SRC_COUNT] = {"perf", "damon", "pagemap", "recency"};
@@ -55,6 +61,7 @@ void tier_settings_default(struct tier_settings *s)
 	s->hysteresis = 2.0;
 	s->heat_sources = TIER_SRC_ALL;
 	s->migrate = true;
+	s->bg_cpu = 0.01;
 }
 
 const struct tier_knob *tier_knob_find(const char *name, size_t len)
@@ -84,6 +91,7 @@ size_t tier_knob_size(const struct tier_knob *k)
 	case TK_UINT: case TK_STATS: case TK_SOURCES: return sizeof(unsigned);
 	case TK_DOUBLE: return sizeof(double);
 	case TK_NODES: return sizeof(tier_nodemask_t);
+	case TK_PATH: return TIER_PATH_MAX;
 	}
 	return 0;
 }
@@ -223,6 +231,11 @@ int tier_knob_check(const struct tier_knob *k, const void *val)
 	case TK_BOOL: return 0;
 	case TK_SOURCES: return (*(const unsigned *)val & ~TIER_SRC_ALL) ? -1 : 0;
 	case TK_NODES: return 0;
+	case TK_PATH: {
+		const char *p = val;
+		size_t n = strnlen(p, TIER_PATH_MAX);
+		return n < TIER_PATH_MAX && (n == 0 || p[0] == '/') && !memchr(p, ',', n) ? 0 : -1;
+	}
 	default: return -1;
 	}
 	return (d < k->min || d > k->max) ? -1 : 0;
@@ -231,7 +244,7 @@ int tier_knob_check(const struct tier_knob *k, const void *val)
 int tier_knob_parse(const struct tier_knob *k, const char *v, size_t len, struct tier_settings *s)
 {
 	char *field = (char *)s + k->offset;
-	union { size_t z; bool b; unsigned u; double d; tier_nodemask_t m; } x;
+	union { size_t z; bool b; unsigned u; double d; tier_nodemask_t m; char path[TIER_PATH_MAX]; } x;
 	unsigned long long ull = 0;
 	switch (k->type) {
 	case TK_SIZE:
@@ -260,6 +273,12 @@ int tier_knob_parse(const struct tier_knob *k, const char *v, size_t len, struct
 		break;
 	case TK_SOURCES:
 		if (tier_sources_parse(v, len, &x.u)) return -1;
+		break;
+	case TK_PATH:
+		if (len >= TIER_PATH_MAX) return -1;
+		memset(x.path, 0, sizeof(x.path));
+		memcpy(x.path, v, len);
+		if (memchr(x.path, '\0', len)) return -1;
 		break;
 	}
 	if (tier_knob_check(k, &x))

@@ -5,7 +5,9 @@
 
 #include "tier.h"
 
-enum tier_knob_type { TK_SIZE, TK_BOOL, TK_UINT, TK_DOUBLE, TK_NODES, TK_STATS, TK_SOURCES };
+enum tier_knob_type { TK_SIZE, TK_BOOL, TK_UINT, TK_DOUBLE, TK_NODES, TK_STATS, TK_SOURCES, TK_PATH };
+
+#define TIER_PATH_MAX 256
 
 /* Heat sources, in probe order (bit i of a sources mask). */
 enum { TIER_SRC_PERF, TIER_SRC_DAMON, TIER_SRC_PAGEMAP, TIER_SRC_RECENCY, TIER_SRC_COUNT };
@@ -29,6 +31,9 @@ struct tier_settings {
 	double hysteresis;              /* a swap needs heat ratio >= this */
 	unsigned heat_sources;          /* TIER_SRC_* mask */
 	bool migrate;
+	double bg_cpu;                  /* budget of all background work, share of one core */
+	bool advise;                    /* track heat and report the hot set, even untiered */
+	char advise_csv[TIER_PATH_MAX]; /* append the hot-set curve here once a second */
 	uint32_t set;                   /* bit k: knob k given explicitly */
 };
 

@@ -129,6 +129,20 @@ int main(void)
 		   !s.migrate,
 	   "integers and booleans");
 
+	ok(parse("bg_cpu:0.05,advise:true,advise_csv:/tmp/hot.csv", &s) == 0 && s.bg_cpu == 0.05 &&
+		   s.advise && !strcmp(s.advise_csv, "/tmp/hot.csv"),
+	   "bg_cpu, advise, advise_csv");
+	ok(def.bg_cpu == 0.01 && !def.advise && !def.advise_csv[0], "defaults: bg_cpu 1%%, no advice");
+	bad("bg_cpu:0", "bg_cpu");
+	bad("bg_cpu:1.5", "bg_cpu");
+	bad("advise_csv:hot.csv", "advise_csv");
+	{
+		char long_path[400] = "advise_csv:/";
+		memset(long_path + 12, 'x', 300);
+		long_path[312] = '\0';
+		bad(long_path, "advise_csv");
+	}
+
 	/* node masks print back */
 	char buf[64];
 	ok(!strcmp(tier_nodemask_str(0x1d, buf, sizeof(buf)), "0,2-4"), "mask 0x1d prints as 0,2-4 (%s)",
