@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
+#include <math.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -8,15 +9,18 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "advise.h"
 #include "bg.h"
+#include "budget.h"
 #include "heat.h"
 #include "init.h"
+#include "monitor.h"
 #include "place.h"
 #include "registry.h"
 #include "tiering.h"
 
-#define IDLE_ROUNDS 10 /* periods without a move before backing off */
-#define IDLE_STRIDE 4  /* then collect every 4th period */
+/* Periods in a row with nothing that could move before the cheap watch. */
+#define IDLE_ENTER 10
 
 struct tier_bg_stats tier_bg_stats;
 static pthread_t thread;
@@ -24,14 +28,77 @@ static int evfd = -1;
 static _Atomic bool stop_req;
 static bool started;
 
+static int hist_bucket(uint64_t ns)
+{
+	if (ns < 1000)
+		return 0;
+	int k = (int)(4.0 * log2((double)ns / 1000.0));
+	return k >= TIER_BG_HIST ? TIER_BG_HIST - 1 : k;
+}
+
+uint64_t tier_bg_quantile(_Atomic uint64_t *hist, double q)
+{
+	uint64_t total = 0, acc = 0;
+	for (int k = 0; k < TIER_BG_HIST; k++)
+		total += atomic_load(&hist[k]);
+	if (!total)
+		return 0;
+	for (int k = 0; k < TIER_BG_HIST; k++) {
+		acc += atomic_load(&hist[k]);
+		if ((double)acc >= q * (double)total)
+			return (uint64_t)(1000.0 * exp2((k + 1) / 4.0));
+	}
+	return 0;
+}
+
+/* Nothing could move and nobody asked for advice: the cheap watch. */
+static bool nothing_to_do(void)
+{
+	if (tier_settings.advise)
+		return false;
+	if (!atomic_load(&tier_place.active) || !tier_settings.migrate)
+		return true;
+	for (int t = 1; t < tier_place.ntiers; t++)
+		if (atomic_load(&tier_place_stats.committed[t]))
+			return false;
+	double high = (double)atomic_load(&tier_place.fast_limit) * tier_settings.watermark_high;
+	return (double)atomic_load(&tier_place_stats.committed[0]) <= high;
+}
+
+static void gone(struct tier_mapping *m, void *ctx)
+{
+	(void)ctx;
+	tier_heat_gone(m);
+	tier_monitor_gone(m);
+	tier_balance_gone(m);
+}
+
+/* Costs outside this thread, summed by kind over the sources. */
+struct costs {
+	uint64_t out[TIER_COST_KINDS];
+};
+
+static void costs_read(struct costs *c)
+{
+	*c = (struct costs){{0}};
+	for (int i = 0; i < TIER_SRC_COUNT; i++)
+		for (int k = 0; k < TIER_COST_KINDS; k++)
+			c->out[k] += tier_heat_cost_ns(i, k);
+}
+
 static void *bg_main(void *arg)
 {
 	(void)arg;
 	pthread_setname_np(pthread_self(), "tiermalloc-bg");
 	atomic_store(&tier_bg_stats.tid, (long)syscall(SYS_gettid));
 	tier_heat_start(tier_settings.heat_sources);
-	uint64_t period = 0, next = tier_clock_ns(CLOCK_MONOTONIC);
-	unsigned idle = 0, since = 0;
+	struct tier_budget bud;
+	tier_budget_init(&bud, tier_settings.bg_cpu, tier_settings.period_ms * 1e6);
+	struct costs c0;
+	costs_read(&c0);
+	uint32_t period = 0;
+	uint64_t next = tier_clock_ns(CLOCK_MONOTONIC), last_start = next;
+	unsigned quiet = 0;
 	while (!atomic_load(&stop_req)) {
 		unsigned period_ms = tier_settings.period_ms;
 		uint64_t now = tier_clock_ns(CLOCK_MONOTONIC);
@@ -52,39 +119,62 @@ static void *bg_main(void *arg)
 				break;
 			if (!burst && tier_clock_ns(CLOCK_MONOTONIC) < next)
 				continue;
-			if (burst) {
+			if (burst)
 				atomic_fetch_add(&tier_bg_stats.early_wakeups, 1);
-				idle = 0;
-			}
 		}
 		uint64_t start = tier_clock_ns(CLOCK_MONOTONIC);
 		uint64_t cpu0 = tier_clock_ns(CLOCK_THREAD_CPUTIME_ID);
-		/* Steady state (nothing moved for a while): read the sources every
-		 * IDLE_STRIDE periods only; they cost most of this thread's time.
-		 * Any move, or a burst, goes back to every period. */
-		unsigned stride = idle >= IDLE_ROUNDS ? IDLE_STRIDE : 1;
-		bool full = ++since >= stride;
-		tier_heat_collect(since, full);
-		if (full)
-			since = 0;
-		if (tier_balance(++period, period_ms))
-			idle = 0;
-		else
-			idle++;
-		tier_registry_reclaim();
-		atomic_fetch_add(&tier_bg_stats.cpu_ns, tier_clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0);
+		bud.target = tier_settings.bg_cpu;
+		quiet = nothing_to_do() ? quiet + 1 : 0;
+		double decay = exp2(-(double)period_ms / (double)tier_settings.heat_half_life_ms);
+
+		tier_balance_lock();
+		tier_monitor_set_idle(quiet >= IDLE_ENTER);
+		uint64_t sched = tier_monitor_period(++period, decay, tier_budget_allowance(&bud));
+		tier_balance(period);
+		tier_balance_unlock();
+		tier_registry_reclaim(gone, NULL);
+		tier_advise_tick(false);
+
+		/* what this period cost, everywhere */
+		uint64_t self = tier_clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
+		struct costs c1;
+		costs_read(&c1);
+		uint64_t d[TIER_COST_KINDS], out = 0;
+		for (int k = 0; k < TIER_COST_KINDS; k++) {
+			d[k] = c1.out[k] - c0.out[k];
+			out += d[k];
+		}
+		/* the scheduled part (what the allowance buys: pull sources' work
+		 * and the write faults it found) and the rest */
+		uint64_t total = self + out;
+		c0 = c1;
+		if (sched > total)
+			sched = total;
+		tier_budget_update(&bud, (double)sched, (double)(total - sched), (double)(start - last_start));
+		last_start = start;
+		if (bud.push_dir)
+			tier_heat_adjust(bud.push_dir);
+
+		atomic_fetch_add(&tier_bg_stats.cpu_ns, self + d[TIER_COST_THREAD]);
+		atomic_fetch_add(&tier_bg_stats.kernel_ns, d[TIER_COST_KERNEL]);
+		atomic_fetch_add(&tier_bg_stats.fault_ns, d[TIER_COST_FAULTS]);
+		atomic_store(&tier_bg_stats.share, bud.share);
+		atomic_fetch_add(&tier_bg_stats.period_cost[hist_bucket(total)], 1);
+		atomic_fetch_add(&tier_bg_stats.period_wall[hist_bucket(tier_clock_ns(CLOCK_MONOTONIC) - start)], 1);
 		atomic_store(&tier_bg_stats.periods, period);
-		/* fixed rate: a slow round (DAMON answers at its next aggregation)
-		 * shortens the wait rather than stretching the period */
+		/* fixed rate: a slow round shortens the wait rather than
+		 * stretching the period */
 		next = start + (uint64_t)period_ms * 1000000ull;
 	}
 	tier_heat_stop();
+	tier_advise_tick(true);
 	return NULL;
 }
 
 void tier_bg_start(void)
 {
-	if (started || !atomic_load(&tier_place.active))
+	if (started || (!atomic_load(&tier_place.active) && !tier_settings.advise))
 		return;
 	evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (evfd < 0)
@@ -139,9 +229,16 @@ void tier_bg_after_fork_child(void)
 	close(evfd);
 	evfd = -1;
 	tier_heat_forget();
+	tier_monitor_forget();
 	atomic_store(&tier_bg_stats.running, false);
 	atomic_store(&tier_bg_stats.cpu_ns, 0);
+	atomic_store(&tier_bg_stats.kernel_ns, 0);
+	atomic_store(&tier_bg_stats.fault_ns, 0);
 	atomic_store(&tier_bg_stats.periods, 0);
 	atomic_store(&tier_bg_stats.tid, 0);
+	for (int k = 0; k < TIER_BG_HIST; k++) {
+		atomic_store(&tier_bg_stats.period_cost[k], 0);
+		atomic_store(&tier_bg_stats.period_wall[k], 0);
+	}
 	tier_bg_start();
 }

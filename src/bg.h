@@ -1,12 +1,12 @@
 /* The background thread: every period_ms, or earlier on a burst of
- * reports, collect heat, decide, migrate. */
+ * reports, monitor, decide, migrate, within the CPU budget (bg_cpu). */
 #ifndef TIER_BG_H
 #define TIER_BG_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-/* Start the thread when tiering is active; idempotent. */
+/* Start the thread when tiering is active or advise is on; idempotent. */
 void tier_bg_start(void);
 /* Stop it (exit): sources are stopped, the thread joined. */
 void tier_bg_stop(void);
@@ -16,14 +16,24 @@ void tier_bg_kick(void);
  * thread does not exist here; start a fresh one. */
 void tier_bg_after_fork_child(void);
 
+#define TIER_BG_HIST 80 /* per-period cost: quarter octaves from 1 us */
+
 struct tier_bg_stats {
 	_Atomic bool running;
 	_Atomic uint64_t periods;
 	_Atomic uint64_t early_wakeups; /* woken by a burst of reports */
 	_Atomic uint64_t cpu_ns;        /* CPU time: this thread and the sources' threads */
+	_Atomic uint64_t kernel_ns;     /* our share of kernel threads working for us (kdamond) */
+	_Atomic uint64_t fault_ns;      /* faults we made the program's threads take (estimated) */
 	_Atomic uint64_t started_ns;    /* CLOCK_MONOTONIC at start */
 	_Atomic long tid;
+	_Atomic double share;           /* all of the above, share of a core, recent average */
+	_Atomic uint64_t period_cost[TIER_BG_HIST]; /* periods by their total cost */
+	_Atomic uint64_t period_wall[TIER_BG_HIST]; /* periods by the wall time of their work */
 };
 extern struct tier_bg_stats tier_bg_stats;
+
+/* The q-quantile (0..1) of a per-period histogram, ns (upper bucket bound). */
+uint64_t tier_bg_quantile(_Atomic uint64_t *hist, double q);
 
 #endif

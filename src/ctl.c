@@ -6,10 +6,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "advise.h"
 #include "arena.h"
 #include "bg.h"
 #include "heat.h"
 #include "migrate.h"
+#include "monitor.h"
 #include "tiering.h"
 #include "init.h"
 #include "place.h"
@@ -221,6 +223,60 @@ U64_STAT(h_migrate_ns, atomic_load(&tier_migrate_stats.ns))
 U64_STAT(h_bg_cpu_ns, atomic_load(&tier_bg_stats.cpu_ns))
 U64_STAT(h_bg_periods, atomic_load(&tier_bg_stats.periods))
 U64_STAT(h_bg_tid, atomic_load(&tier_bg_stats.tid))
+U64_STAT(h_bg_kernel_ns, atomic_load(&tier_bg_stats.kernel_ns))
+U64_STAT(h_bg_fault_ns, atomic_load(&tier_bg_stats.fault_ns))
+U64_STAT(h_bg_cost_p50, tier_bg_quantile(tier_bg_stats.period_cost, 0.5))
+U64_STAT(h_bg_cost_p99, tier_bg_quantile(tier_bg_stats.period_cost, 0.99))
+U64_STAT(h_bg_work_p50, tier_bg_quantile(tier_bg_stats.period_wall, 0.5))
+U64_STAT(h_bg_work_p99, tier_bg_quantile(tier_bg_stats.period_wall, 0.99))
+U64_STAT(h_mon_passes, atomic_load(&tier_monitor_stats.passes))
+U64_STAT(h_mon_pass_periods, atomic_load(&tier_monitor_stats.last_pass_periods))
+U64_STAT(h_mon_pass_blocks, atomic_load(&tier_monitor_stats.pass_blocks))
+U64_STAT(h_mon_watched, atomic_load(&tier_monitor_stats.watched))
+U64_STAT(h_mon_cold, atomic_load(&tier_monitor_stats.cold))
+U64_STAT(h_mon_allowance, atomic_load(&tier_monitor_stats.allowance_ns))
+U64_STAT(h_mon_spent, atomic_load(&tier_monitor_stats.spent_ns))
+U64_STAT(h_mon_idle_periods, atomic_load(&tier_monitor_stats.idle_periods))
+
+static int h_bg_share(const struct req *r, long i, const struct tier_knob *k)
+{
+	(void)i, (void)k;
+	RO_VALUE(double, atomic_load(&tier_bg_stats.share));
+}
+
+static int h_mon_idle(const struct req *r, long i, const struct tier_knob *k)
+{
+	(void)i, (void)k;
+	RO_VALUE(bool, atomic_load(&tier_monitor_stats.idle));
+}
+
+/* stats.advise.*: bytes */
+static int h_advise(const struct req *r, long i, const struct tier_knob *k)
+{
+	(void)k;
+	RO_VALUE(size_t, (size_t)(i < 3 ? atomic_load(&tier_advise_stats.seen[i])
+				  : i < 6 ? atomic_load(&tier_advise_stats.size[i - 3])
+					  : atomic_load(&tier_advise_stats.tracked)));
+}
+
+/* tier.heat.of: write an address (uintptr_t), read the heat of its block
+ * (float; accesses per page per period, as the policy ranks it). */
+static int h_heat_of(const struct req *r, long i, const struct tier_knob *k)
+{
+	(void)i, (void)k;
+	if (!r->newp || r->newlen != sizeof(uintptr_t))
+		return EINVAL;
+	uintptr_t a = *(const uintptr_t *)r->newp;
+	float heat;
+	rcu_read_lock();
+	struct tier_mapping *m = tier_registry_lookup(a);
+	if (m)
+		heat = m->blocks[(a - m->base) >> TIER_BLOCK_SHIFT].heat;
+	rcu_read_unlock();
+	if (!m)
+		return ENOENT;
+	return out(r, &heat, sizeof(heat));
+}
 
 static int h_bg_running(const struct req *r, long i, const struct tier_knob *k)
 {
@@ -233,6 +289,13 @@ static int h_samples(const struct req *r, long i, const struct tier_knob *k)
 {
 	(void)k;
 	RO_VALUE(uint64_t, atomic_load(&tier_heat_stats.samples[i]));
+}
+
+/* stats.heat.<source>.faults: faults the source made the program take */
+static int h_faults(const struct req *r, long i, const struct tier_knob *k)
+{
+	(void)k;
+	RO_VALUE(uint64_t, atomic_load(&tier_heat_stats.faults[i]));
 }
 
 /* opt.<knob>: any knob, read-only.  tier.<knob>: run-time knobs, rw. */
@@ -307,7 +370,28 @@ static const struct node nodes[] = {
 	{"stats.bg.periods", h_bg_periods},
 	{"stats.bg.tid", h_bg_tid},
 	{"stats.bg.running", h_bg_running},
+	{"stats.bg.kernel_ns", h_bg_kernel_ns},
+	{"stats.bg.fault_ns", h_bg_fault_ns},
+	{"stats.bg.share", h_bg_share},
+	{"stats.bg.period_cost_p50_ns", h_bg_cost_p50},
+	{"stats.bg.period_cost_p99_ns", h_bg_cost_p99},
+	{"stats.bg.period_work_p50_ns", h_bg_work_p50},
+	{"stats.bg.period_work_p99_ns", h_bg_work_p99},
+	{"stats.monitor.passes", h_mon_passes},
+	{"stats.monitor.pass_periods", h_mon_pass_periods},
+	{"stats.monitor.pass_blocks", h_mon_pass_blocks},
+	{"stats.monitor.watched", h_mon_watched},
+	{"stats.monitor.cold", h_mon_cold},
+	{"stats.monitor.allowance_ns", h_mon_allowance},
+	{"stats.monitor.spent_ns", h_mon_spent},
+	{"stats.monitor.idle", h_mon_idle},
+	{"stats.monitor.idle_periods", h_mon_idle_periods},
+	{"tier.heat.of", h_heat_of},
 };
+
+/* stats.advise.<name>: index into h_advise */
+static const char *const advise_names[] = {"seen_1s", "seen_10s", "seen_60s", "size_90",
+					   "size_95", "size_99", "tracked"};
 
 /* Match name against pattern; '#' takes a decimal index. */
 static bool match(const char *pattern, const char *name, long *idx)
@@ -352,7 +436,16 @@ int tier_mallctl(const char *name, void *oldp, size_t *oldlenp, void *newp, size
 			snprintf(n, sizeof(n), "stats.heat.%s.samples", tier_source_name(src));
 			if (!strcmp(name, n))
 				return h_samples(&r, (long)src, NULL);
+			snprintf(n, sizeof(n), "stats.heat.%s.faults", tier_source_name(src));
+			if (!strcmp(name, n))
+				return h_faults(&r, (long)src, NULL);
 		}
+		return ENOENT;
+	}
+	if (!strncmp(name, "stats.advise.", 13)) {
+		for (size_t a = 0; a < sizeof(advise_names) / sizeof(*advise_names); a++)
+			if (!strcmp(name + 13, advise_names[a]))
+				return h_advise(&r, (long)a, NULL);
 		return ENOENT;
 	}
 	const char *dot = strchr(name, '.');

@@ -1,4 +1,6 @@
-/* The heat core: source lifecycle, reports, and per-block decay. */
+/* The heat core: source lifecycle and what sources report.  Folding
+ * reports into per-block heat, and choosing which blocks to look at, is
+ * the monitor's (monitor.c). */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <string.h>
@@ -16,20 +18,30 @@ static const struct tier_heat_ops *const sources[TIER_SRC_COUNT] = {
 	[TIER_SRC_RECENCY] = &tier_heat_recency,
 };
 
+static bool running(int i) { return tier_heat_stats.state[i] == TIER_SRC_RUNNING; }
+
 void tier_heat_start(unsigned mask)
 {
 	for (int i = 0; i < TIER_SRC_COUNT; i++) {
 		bool want = mask >> i & 1;
-		if (tier_heat_stats.state[i] == TIER_SRC_RUNNING && !want)
+		if (running(i) && !want)
 			sources[i]->stop();
 		if (!want) {
 			tier_heat_stats.state[i] = TIER_SRC_OFF;
 			snprintf(tier_heat_stats.why[i], sizeof(tier_heat_stats.why[i]), "not selected");
 			continue;
 		}
-		if (tier_heat_stats.state[i] == TIER_SRC_RUNNING)
+		if (running(i))
 			continue;
 		char why[96] = "";
+		/* recency is the last resort: with a source that sees accesses,
+		 * every fresh block would just look hot for a while */
+		if (i == TIER_SRC_RECENCY && (tier_heat_running() & ~(1u << TIER_SRC_RECENCY))) {
+			tier_heat_stats.state[i] = TIER_SRC_OFF;
+			snprintf(tier_heat_stats.why[i], sizeof(tier_heat_stats.why[i]),
+				 "not needed (a source that sees accesses runs)");
+			continue;
+		}
 		if (sources[i]->probe(why, sizeof(why)) == 0 && sources[i]->start(why, sizeof(why)) == 0) {
 			tier_heat_stats.state[i] = TIER_SRC_RUNNING;
 			tier_heat_stats.why[i][0] = '\0';
@@ -50,7 +62,7 @@ void tier_heat_start(unsigned mask)
 void tier_heat_stop(void)
 {
 	for (int i = 0; i < TIER_SRC_COUNT; i++)
-		if (tier_heat_stats.state[i] == TIER_SRC_RUNNING) {
+		if (running(i)) {
 			sources[i]->stop();
 			tier_heat_stats.state[i] = TIER_SRC_STOPPED;
 		}
@@ -59,156 +71,333 @@ void tier_heat_stop(void)
 void tier_heat_forget(void)
 {
 	for (int i = 0; i < TIER_SRC_COUNT; i++)
-		if (tier_heat_stats.state[i] == TIER_SRC_RUNNING) {
+		if (running(i)) {
 			sources[i]->forget();
 			tier_heat_stats.state[i] = TIER_SRC_OFF;
 		}
 }
 
-static unsigned report_scale = 1;
+/* Wall and CPU time of one source call, into its stats. */
+struct timing {
+	uint64_t wall, cpu;
+};
+static struct timing timing_begin(void)
+{
+	return (struct timing){tier_clock_ns(CLOCK_MONOTONIC), tier_clock_ns(CLOCK_THREAD_CPUTIME_ID)};
+}
+static void timing_end(int i, struct timing t)
+{
+	atomic_fetch_add_explicit(&tier_heat_stats.collect_ns[i], tier_clock_ns(CLOCK_MONOTONIC) - t.wall,
+				  memory_order_relaxed);
+	atomic_fetch_add_explicit(&tier_heat_stats.cpu_ns[i],
+				  tier_clock_ns(CLOCK_THREAD_CPUTIME_ID) - t.cpu, memory_order_relaxed);
+}
 
-unsigned tier_heat_scale(void) { return report_scale; }
+static void coarse_begin(int src);
+static void coarse_publish(int src);
 
-void tier_heat_collect(unsigned scale, bool full)
+void tier_heat_collect(void)
+{
+	for (int i = 0; i < TIER_SRC_COUNT; i++) {
+		if (!running(i) || !sources[i]->collect)
+			continue;
+		struct timing t = timing_begin();
+		coarse_begin(i);
+		sources[i]->collect();
+		coarse_publish(i);
+		timing_end(i, t);
+		atomic_fetch_add_explicit(&tier_heat_stats.collects[i], 1, memory_order_relaxed);
+	}
+}
+
+bool tier_heat_pull_running(void)
 {
 	for (int i = 0; i < TIER_SRC_COUNT; i++)
-		if (tier_heat_stats.state[i] == TIER_SRC_RUNNING && (full || sources[i]->every_period)) {
-			report_scale = sources[i]->every_period ? 1 : (scale ? scale : 1);
-			uint64_t t0 = tier_clock_ns(CLOCK_MONOTONIC);
-			sources[i]->collect();
-			/* wall time: a source may wait on the kernel (DAMON answers at
-			 * its next aggregation), which stretches the period */
-			atomic_fetch_add_explicit(&tier_heat_stats.collect_ns[i],
-						  tier_clock_ns(CLOCK_MONOTONIC) - t0, memory_order_relaxed);
+		if (running(i) && sources[i]->arm)
+			return true;
+	return false;
+}
+
+void tier_heat_arm(struct tier_mapping *m, uintptr_t start, uintptr_t end)
+{
+	for (int i = 0; i < TIER_SRC_COUNT; i++)
+		if (running(i) && sources[i]->arm) {
+			struct timing t = timing_begin();
+			sources[i]->arm(m, start, end);
+			timing_end(i, t);
+		}
+}
+
+uint64_t tier_heat_measure(struct tier_mapping *m, uintptr_t start, uintptr_t end, uint32_t mult,
+                           bool rearm)
+{
+	uint64_t cost = 0;
+	for (int i = 0; i < TIER_SRC_COUNT; i++)
+		if (running(i) && sources[i]->measure) {
+			struct timing t = timing_begin();
+			cost += sources[i]->measure(m, start, end, mult, rearm);
+			timing_end(i, t);
 			atomic_fetch_add_explicit(&tier_heat_stats.collects[i], 1, memory_order_relaxed);
 		}
+	return cost;
 }
 
 int tier_heat_pollfds(struct pollfd *fds, int max)
 {
 	int n = 0;
 	for (int i = 0; i < TIER_SRC_COUNT && n < max; i++)
-		if (tier_heat_stats.state[i] == TIER_SRC_RUNNING && sources[i]->pollfds)
+		if (running(i) && sources[i]->pollfds)
 			n += sources[i]->pollfds(fds + n, max - n);
 	return n;
+}
+
+uint64_t tier_heat_cost_ns(int i, int kind)
+{
+	/* a stopped source's costs stay counted: keep asking it */
+	return sources[i]->cost_ns ? sources[i]->cost_ns(kind) : 0;
+}
+
+bool tier_heat_is_pull(int i)
+{
+	return sources[i]->arm != NULL;
+}
+
+/* CPU each push source cost (its calls here and its own threads), as of
+ * the last adjust: the one that grew most is the one to slow down. */
+static uint64_t adjust_mark[TIER_SRC_COUNT];
+
+bool tier_heat_adjust(int dir)
+{
+	uint64_t cost[TIER_SRC_COUNT] = {0};
+	for (int i = 0; i < TIER_SRC_COUNT; i++) {
+		uint64_t now = atomic_load(&tier_heat_stats.cpu_ns[i]);
+		for (int k = 0; k < TIER_COST_KINDS; k++)
+			now += tier_heat_cost_ns(i, k);
+		cost[i] = now - adjust_mark[i];
+		adjust_mark[i] = now;
+	}
+	bool changed = false;
+	if (dir > 0) {
+		for (int i = 0; i < TIER_SRC_COUNT; i++)
+			if (running(i) && sources[i]->adjust && sources[i]->adjust(1))
+				changed = true;
+		return changed;
+	}
+	/* most expensive first; fall through to the next when one is at its floor */
+	bool tried[TIER_SRC_COUNT] = {false};
+	for (int round = 0; round < TIER_SRC_COUNT && !changed; round++) {
+		int pick = -1;
+		for (int i = 0; i < TIER_SRC_COUNT; i++)
+			if (running(i) && sources[i]->adjust && !tried[i] && (pick < 0 || cost[i] > cost[pick]))
+				pick = i;
+		if (pick < 0)
+			break;
+		tried[pick] = true;
+		if (sources[pick]->adjust(-1)) {
+			changed = true;
+			atomic_fetch_add_explicit(&tier_heat_stats.adjusts[pick], 1, memory_order_relaxed);
+		}
+	}
+	return changed;
+}
+
+void tier_heat_pause(bool paused)
+{
+	for (int i = 0; i < TIER_SRC_COUNT; i++)
+		if (running(i) && sources[i]->pause)
+			sources[i]->pause(paused);
 }
 
 unsigned tier_heat_running(void)
 {
 	unsigned m = 0;
 	for (int i = 0; i < TIER_SRC_COUNT; i++)
-		if (tier_heat_stats.state[i] == TIER_SRC_RUNNING)
+		if (running(i))
 			m |= 1u << i;
 	return m;
+}
+
+bool tier_heat_sees_reads(void)
+{
+	for (int i = 0; i < TIER_SRC_COUNT; i++)
+		if (running(i) && sources[i]->sees_reads)
+			return true;
+	return false;
+}
+
+void tier_heat_count_faults(int src, uint64_t n)
+{
+	atomic_fetch_add_explicit(&tier_heat_stats.faults[src], n, memory_order_relaxed);
 }
 
 void tier_heat_describe(char *buf, size_t len)
 {
 	size_t n = 0;
-	int running = 0;
+	int nrun = 0;
 	buf[0] = '\0';
 	for (int i = 0; i < TIER_SRC_COUNT; i++)
-		if (tier_heat_stats.state[i] == TIER_SRC_RUNNING)
-			n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%s", running++ ? ", " : "",
+		if (running(i))
+			n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%s", nrun++ ? ", " : "",
 					      tier_source_name((unsigned)i));
-	n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s", running ? " running" : "none running");
+	n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s", nrun ? " running" : "none running");
 	int stopped = 0;
 	for (int i = 0; i < TIER_SRC_COUNT; i++)
 		if (tier_heat_stats.state[i] == TIER_SRC_STOPPED)
 			n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%s", stopped++ ? ", " : "; ran until exit: ",
 					      tier_source_name((unsigned)i));
 	for (int i = 0; i < TIER_SRC_COUNT; i++)
-		if (tier_heat_stats.state[i] != TIER_SRC_RUNNING && tier_heat_stats.state[i] != TIER_SRC_STOPPED)
+		if (!running(i) && tier_heat_stats.state[i] != TIER_SRC_STOPPED)
 			n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "; %s: %s",
 					      tier_source_name((unsigned)i), tier_heat_stats.why[i]);
+	/* nobody should believe read-hot data is tracked when it is not */
+	if (nrun && !tier_heat_sees_reads())
+		snprintf(buf + n, n < len ? len - n : 0,
+			 "; reads not seen: no running source sees loads, memory that is only read looks cold");
+}
+
+/* ------------------------------------------------------------ reports */
+
+/* Blocks touched by push reports, for the monitor to visit (background
+ * thread only, like the reports themselves). */
+#define TOUCHED_MAX 16384
+static struct {
+	struct tier_mapping *m;
+	uint32_t b;
+} touched[TOUCHED_MAX];
+static uint32_t ntouched;
+_Atomic uint64_t tier_heat_touched_dropped;
+
+static void queue(struct tier_mapping *m, uint32_t b)
+{
+	struct tier_block *blk = &m->blocks[b];
+	if (blk->flags & TIER_BF_QUEUED)
+		return;
+	if (ntouched == TOUCHED_MAX) {
+		atomic_fetch_add_explicit(&tier_heat_touched_dropped, 1, memory_order_relaxed);
+		return;
+	}
+	blk->flags |= TIER_BF_QUEUED;
+	touched[ntouched].m = m;
+	touched[ntouched++].b = b;
+}
+
+void tier_heat_drain_touched(void (*fn)(struct tier_mapping *m, uint32_t b, void *ctx), void *ctx)
+{
+	for (uint32_t i = 0; i < ntouched; i++) {
+		if (!touched[i].m)
+			continue; /* its mapping went away */
+		touched[i].m->blocks[touched[i].b].flags &= (uint8_t)~TIER_BF_QUEUED;
+		fn(touched[i].m, touched[i].b, ctx);
+	}
+	ntouched = 0;
+}
+
+/* Coarse regions: per source, the wide ranges of its last collection,
+ * sorted by address (pending while a collection runs, then published). */
+#define COARSE_MAX 4096
+struct coarse {
+	uintptr_t start, end;
+	float rate;
+};
+static struct coarse coarse_tab[TIER_SRC_COUNT][2][COARSE_MAX];
+static uint32_t coarse_n[TIER_SRC_COUNT][2];
+static uint8_t coarse_cur[TIER_SRC_COUNT]; /* which table is published */
+static bool coarse_sorted[TIER_SRC_COUNT];
+
+static void coarse_add(int src, uintptr_t start, uintptr_t end, float rate)
+{
+	int w = !coarse_cur[src];
+	uint32_t n = coarse_n[src][w];
+	if (n == COARSE_MAX)
+		return;
+	if (n && coarse_tab[src][w][n - 1].start > start)
+		coarse_sorted[src] = false;
+	coarse_tab[src][w][n] = (struct coarse){start, end, rate};
+	coarse_n[src][w] = n + 1;
+}
+
+/* insertion sort: reports arrive sorted or nearly so (DAMON walks its
+ * regions in address order) */
+static void coarse_sort(struct coarse *v, uint32_t n)
+{
+	for (uint32_t i = 1; i < n; i++) {
+		struct coarse x = v[i];
+		uint32_t j = i;
+		for (; j > 0 && v[j - 1].start > x.start; j--)
+			v[j] = v[j - 1];
+		v[j] = x;
+	}
+}
+
+/* Each collection replaces the source's coarse regions. */
+static void coarse_begin(int src)
+{
+	coarse_n[src][!coarse_cur[src]] = 0;
+	coarse_sorted[src] = true;
+}
+
+static void coarse_publish(int src)
+{
+	int w = !coarse_cur[src];
+	if (!coarse_sorted[src])
+		coarse_sort(coarse_tab[src][w], coarse_n[src][w]);
+	coarse_cur[src] = (uint8_t)w;
+}
+
+float tier_heat_coarse_rate(int src, uintptr_t addr)
+{
+	const struct coarse *v = coarse_tab[src][coarse_cur[src]];
+	uint32_t lo = 0, hi = coarse_n[src][coarse_cur[src]];
+	while (lo < hi) { /* the last region starting at or below addr */
+		uint32_t mid = (lo + hi) / 2;
+		if (v[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && addr < v[lo - 1].end ? v[lo - 1].rate : 0.0f;
+}
+
+void tier_heat_sample(int src, struct tier_mapping *m, uint32_t b, uint32_t units)
+{
+	struct tier_block *blk = &m->blocks[b];
+	uint32_t old = atomic_load_explicit(&blk->samples[src], memory_order_relaxed);
+	/* saturate rather than wrap */
+	uint32_t add = units > UINT32_MAX - old ? UINT32_MAX - old : units;
+	atomic_fetch_add_explicit(&blk->samples[src], add, memory_order_relaxed);
+	atomic_fetch_add_explicit(&tier_heat_stats.samples[src], units, memory_order_relaxed);
 }
 
 void tier_heat_report(int src, uintptr_t addr, size_t len, uint32_t weight)
 {
 	if (!len || !weight)
 		return;
-	weight *= report_scale;
-	uint64_t total = 0;
 	uintptr_t end = addr + len < addr ? UINTPTR_MAX : addr + len;
+	if (len > (size_t)TIER_HEAT_COARSE_BLOCKS * TIER_BLOCK) {
+		coarse_add(src, addr, end, (float)weight / TIER_HEAT_UNIT);
+		atomic_fetch_add_explicit(&tier_heat_stats.samples[src],
+					  (uint64_t)(len >> TIER_PAGE_SHIFT) * weight, memory_order_relaxed);
+		return;
+	}
 	rcu_read_lock();
 	for (uintptr_t a = tier_align_down(addr, TIER_BLOCK); a < end; a += TIER_BLOCK) {
 		struct tier_mapping *m = tier_registry_lookup(a);
-		if (!m)
-			continue;
-		uintptr_t lo = a > addr ? a : addr, hi = a + TIER_BLOCK < end ? a + TIER_BLOCK : end;
-		uint64_t pages = (hi - lo + TIER_PAGE - 1) >> TIER_PAGE_SHIFT;
-		uint64_t s = pages * weight;
-		struct tier_block *blk = &m->blocks[(a - m->base) >> TIER_BLOCK_SHIFT];
-		uint32_t old = atomic_load_explicit(&blk->samples[src], memory_order_relaxed);
-		/* saturate rather than wrap */
-		uint32_t add = s > UINT32_MAX - old ? UINT32_MAX - old : (uint32_t)s;
-		atomic_fetch_add_explicit(&blk->samples[src], add, memory_order_relaxed);
-		total += s;
+		if (m) {
+			uintptr_t lo = a > addr ? a : addr, hi = a + TIER_BLOCK < end ? a + TIER_BLOCK : end;
+			uint64_t s = ((hi - lo + TIER_PAGE - 1) >> TIER_PAGE_SHIFT) * weight;
+			uint32_t b = (uint32_t)((a - m->base) >> TIER_BLOCK_SHIFT);
+			tier_heat_sample(src, m, b, s > UINT32_MAX ? UINT32_MAX : (uint32_t)s);
+			queue(m, b);
+		}
 		if (a + TIER_BLOCK < a)
 			break;
 	}
 	rcu_read_unlock();
-	atomic_fetch_add_explicit(&tier_heat_stats.samples[src], total, memory_order_relaxed);
 }
 
-/* Each source's floor: the rate (accesses per page per period) that the
- * coldest tenth of the memory holding data shows to it.  A source that sees
- * nearly every block busy (DAMON under THP, where any access sets a 2 MiB
- * page's accessed bit; written bits under a uniform write background) says
- * little about which block is hotter: only what a block shows above the
- * floor counts.  Where a tenth of the memory is idle the floor is 0. */
-#define HIST 256
-#define HIST_MAX 4.0f /* rates of 4 and more share the last bucket */
-static void floors(float floor[TIER_SRC_COUNT])
+void tier_heat_gone(struct tier_mapping *m)
 {
-	static uint64_t hist[TIER_SRC_COUNT][HIST]; /* background thread only */
-	uint64_t total = 0;
-	struct tier_mapping *m;
-	memset(hist, 0, sizeof(hist));
-	tier_registry_for_each(m) {
-		if (m->meta)
-			continue;
-		for (uint32_t b = 0; b < m->nblocks; b++) {
-			uint32_t pages = atomic_load_explicit(&m->blocks[b].state, memory_order_relaxed) &
-					 TIER_BS_PAGES;
-			if (!pages)
-				continue;
-			total += pages;
-			for (int i = 0; i < TIER_SRC_COUNT; i++) {
-				float r = (float)atomic_load_explicit(&m->blocks[b].samples[i],
-								      memory_order_relaxed) /
-					  (float)(pages * TIER_HEAT_UNIT);
-				int k = r >= HIST_MAX ? HIST - 1 : (int)(r / HIST_MAX * HIST);
-				hist[i][k] += pages;
-			}
-		}
-	}
-	for (int i = 0; i < TIER_SRC_COUNT; i++) {
-		uint64_t acc = 0;
-		int k = 0;
-		for (; k < HIST - 1 && (acc += hist[i][k]) * 10 < total; k++)
-			;
-		floor[i] = (float)k * HIST_MAX / HIST;
-	}
-}
-
-void tier_heat_age(double decay)
-{
-	float floor[TIER_SRC_COUNT];
-	floors(floor);
-	struct tier_mapping *m;
-	tier_registry_for_each(m) {
-		for (uint32_t b = 0; b < m->nblocks; b++) {
-			struct tier_block *blk = &m->blocks[b];
-			uint32_t pages = atomic_load_explicit(&blk->state, memory_order_relaxed) & TIER_BS_PAGES;
-			float h = blk->heat * (float)decay;
-			for (int i = 0; i < TIER_SRC_COUNT; i++) {
-				uint32_t s = atomic_exchange_explicit(&blk->samples[i], 0, memory_order_relaxed);
-				float r = pages ? (float)s / (float)(pages * TIER_HEAT_UNIT) - floor[i] : 0;
-				if (r > 0)
-					h += r;
-			}
-			blk->heat = h < 1e-6f ? 0.0f : h;
-		}
-	}
+	for (uint32_t i = 0; i < ntouched; i++)
+		if (touched[i].m == m)
+			touched[i].m = NULL;
 }

@@ -1,9 +1,15 @@
 /* Heat: how often each 2 MiB block is accessed, from pluggable sources.
  *
- * A source only reports what it saw (tier_heat_report); the heat core turns
- * reports into a decayed per-block rate; the policy decides, the migrator
- * moves.  Each source is one file with one ops struct, in the spirit of
- * Linux mm/damon's damon_operations: probe, start, collect, stop. */
+ * A source only reports what it saw; the monitor (monitor.c) decides which
+ * blocks are looked at each period and folds reports into per-block heat;
+ * the policy decides, the migrator moves.  Each source is one file with
+ * one ops struct, in the spirit of Linux mm/damon's damon_operations.
+ * There are two kinds:
+ *   push sources (perf, damon, recency) report on their own, for any
+ *     block, through tier_heat_report / tier_heat_sample;
+ *   pull sources (pagemap) look where they are told: arm() a range,
+ *     then measure() it on each later visit (DAMON's
+ *     prepare_access_checks / check_accesses split). */
 #ifndef TIER_HEAT_H
 #define TIER_HEAT_H
 
@@ -18,8 +24,17 @@ struct tier_heat_ops {
 	 * reason in why ("no hardware PMU"). */
 	int (*probe)(char *why, size_t len);
 	int (*start)(char *why, size_t len);
-	/* Report the accesses seen since the last call (background thread). */
+	/* Push sources: report the accesses seen since the last call. */
 	void (*collect)(void);
+	/* Pull sources: arm() protects every page of [start, end) of m (whole
+	 * pages) so that accesses from now on are seen; measure() reports
+	 * the pages of [start, end) accessed since (each counting `mult`
+	 * times: a slice standing for a whole block) and, with rearm,
+	 * protects those again.  measure returns what the accesses it found
+	 * cost the program (the faults arming made it take), ns. */
+	void (*arm)(struct tier_mapping *m, uintptr_t start, uintptr_t end);
+	uint64_t (*measure)(struct tier_mapping *m, uintptr_t start, uintptr_t end, uint32_t mult,
+			    bool rearm);
 	/* Release everything, shared resources included (exit, knob change). */
 	void (*stop)(void);
 	/* In a forked child: drop state inherited from the parent without
@@ -28,11 +43,23 @@ struct tier_heat_ops {
 	/* Optional: descriptors whose readiness means "a burst of reports is
 	 * waiting" (the background thread wakes early).  Returns how many. */
 	int (*pollfds)(struct pollfd *fds, int max);
-	/* Read every period even when the background thread backs off: a
-	 * source of "happened at least once since the last read" bits
-	 * (pagemap's written bits) saturates over longer windows. */
-	bool every_period;
+	/* Optional: sample less (dir < 0) or more (dir > 0) to fit the CPU
+	 * budget; returns false when already at that end of its range. */
+	bool (*adjust)(int dir);
+	/* Optional: stop watching (true) or resume (false) while nothing can
+	 * move: the cheapest state that can resume quickly. */
+	void (*pause)(bool paused);
+	/* Optional: costs this source causes outside the background thread,
+	 * ns, cumulative, by kind (TIER_COST_*). */
+	uint64_t (*cost_ns)(int kind);
+	/* Whether it sees loads (reads) and not only stores. */
+	bool sees_reads;
 };
+
+/* Costs outside the background thread: CPU of a source's own threads, its
+ * share of a kernel thread (kdamond), and the faults it makes the
+ * program's threads take (counted at a cost measured at start). */
+enum { TIER_COST_THREAD, TIER_COST_KERNEL, TIER_COST_FAULTS, TIER_COST_KINDS };
 
 extern const struct tier_heat_ops tier_heat_perf, tier_heat_damon, tier_heat_pagemap,
 	tier_heat_recency;
@@ -42,7 +69,10 @@ enum tier_src_state { TIER_SRC_OFF, TIER_SRC_RUNNING, TIER_SRC_UNAVAILABLE, TIER
 struct tier_heat_stats {
 	_Atomic uint64_t samples[TIER_SRC_COUNT]; /* page-weighted samples reported */
 	_Atomic uint64_t collects[TIER_SRC_COUNT];
-	_Atomic uint64_t collect_ns[TIER_SRC_COUNT]; /* wall time in collect() */
+	_Atomic uint64_t collect_ns[TIER_SRC_COUNT]; /* wall time in collect/arm/measure */
+	_Atomic uint64_t cpu_ns[TIER_SRC_COUNT];     /* this thread's CPU there, plus cpu_ns() */
+	_Atomic uint64_t faults[TIER_SRC_COUNT];     /* faults the source made the program take */
+	_Atomic uint64_t adjusts[TIER_SRC_COUNT];    /* budget steps: sampling reduced (+ raised) */
 	enum tier_src_state state[TIER_SRC_COUNT];
 	char why[TIER_SRC_COUNT][96];
 };
@@ -53,36 +83,67 @@ extern struct tier_heat_stats tier_heat_stats;
 void tier_heat_start(unsigned mask);
 void tier_heat_stop(void);
 void tier_heat_forget(void);
-/* Collect from the running sources.  When the background thread backs off
- * (nothing moved for a while) it passes full = false on most periods: then
- * only the every_period sources are read.  scale: how many periods a full
- * collection stands for; reports are weighted by it so heat stays a
- * per-period rate. */
-void tier_heat_collect(unsigned scale, bool full);
-/* The scale of the collection in progress (for sources that account their
- * samples themselves). */
-unsigned tier_heat_scale(void);
+/* Read the push sources (background thread). */
+void tier_heat_collect(void);
+/* Whether a running pull source exists, and its arm/measure (measure
+ * returns the ns of faults the program took for what was found). */
+bool tier_heat_pull_running(void);
+void tier_heat_arm(struct tier_mapping *m, uintptr_t start, uintptr_t end);
+uint64_t tier_heat_measure(struct tier_mapping *m, uintptr_t start, uintptr_t end, uint32_t mult,
+                           bool rearm);
 int tier_heat_pollfds(struct pollfd *fds, int max);
+/* Budget steps for the push sources: the one costing most CPU since the
+ * last call samples less (dir < 0), or every one samples more (dir > 0).
+ * Returns whether anything changed. */
+bool tier_heat_adjust(int dir);
+void tier_heat_pause(bool paused);
+/* What source i cost outside the background thread, of one kind (ns,
+ * cumulative), and whether it is a pull source. */
+uint64_t tier_heat_cost_ns(int i, int kind);
+bool tier_heat_is_pull(int i);
 /* "damon, pagemap, recency running; perf: no hardware PMU" */
 void tier_heat_describe(char *buf, size_t len);
 unsigned tier_heat_running(void);
+/* Whether some running source sees reads. */
+bool tier_heat_sees_reads(void);
+/* Count faults that a source caused in the program's threads. */
+void tier_heat_count_faults(int src, uint64_t n);
+
+/* struct tier_block flags (background thread only). */
+#define TIER_BF_QUEUED 1u /* in the touched queue */
+#define TIER_BF_WATCH 2u  /* in the monitor's watch list (list_idx) */
+#define TIER_BF_COLD 4u   /* in the monitor's cold fast reservoir (list_idx) */
+#define TIER_BF_PULLED 8u /* a pull source measured it at least once */
+#define TIER_BF_BUSY 16u  /* measured over one period at a time (monitor) */
+#define TIER_BF_PENDING 32u /* armed for a measurement next period (monitor) */
 
 /* Samples are fixed point: TIER_HEAT_UNIT per page means "this page was
  * accessed in this period" (DAMON: every sample saw it accessed; pagemap:
- * it was written).  Heat is then in accessed-periods per page. */
+ * it was written).  Rates and heat are in accesses per page per period. */
 #define TIER_HEAT_UNIT 16u
 
-/* Sources report: `weight` (TIER_HEAT_UNIT = one access) per page over
- * [addr, addr+len).
- * Addresses outside our mappings are ignored.  Takes rcu_read_lock. */
+/* Push sources report `weight` (TIER_HEAT_UNIT = one access) per page
+ * over [addr, addr+len), accumulated until the monitor folds the block.
+ * Small ranges land on their blocks (and queue them for a visit); a range
+ * wider than TIER_HEAT_COARSE_BLOCKS is kept as a coarse region that the
+ * blocks inside read when they are visited, so a report costs the same
+ * whatever its size.  Addresses outside our mappings are ignored.
+ * Background thread only; takes rcu_read_lock. */
+#define TIER_HEAT_COARSE_BLOCKS 4
 void tier_heat_report(int src, uintptr_t addr, size_t len, uint32_t weight);
+/* A sample on one block (pull sources' measure, under rcu_read_lock). */
+void tier_heat_sample(int src, struct tier_mapping *m, uint32_t b, uint32_t units);
 /* Recency reports from the commit hook: lock-free, no RCU needed. */
 extern _Atomic bool tier_heat_recency_on;
 
-/* Fold the samples of the last period into each block's heat:
- * heat = heat * decay + sum over sources of (samples / committed pages,
- * less that source's floor across all blocks).  Caller holds
- * rcu_read_lock. */
-void tier_heat_age(double decay);
+/* The coarse regions of a source reported in its last collection: the
+ * rate (accesses per page per period) they give the block at addr. */
+float tier_heat_coarse_rate(int src, uintptr_t addr);
+/* Blocks that push reports touched since the last call (each once),
+ * handed to fn; the queue is bounded, and blocks that did not fit are
+ * seen when the sweep comes by. */
+void tier_heat_drain_touched(void (*fn)(struct tier_mapping *m, uint32_t b, void *ctx), void *ctx);
+/* Forget references into a mapping that is being freed. */
+void tier_heat_gone(struct tier_mapping *m);
 
 #endif

@@ -26,19 +26,26 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "bg.h"
 #include "heat.h"
 #include "sysfs.h"
 
 #define ADMIN "/sys/kernel/mm/damon/admin/kdamonds"
 #define RUNDIR "/run/tiermalloc"
 #define MAX_MEMBERS 64
-#define DAMON_SAMPLES 20 /* aggr_us / sample_us below */
 #define EMPTY_RESTART 8
+/* Sampling levels for the CPU budget: level L samples every 5 ms << L
+ * (20, 10, 5 samples per 100 ms aggregation) over at most 2000 >> L
+ * regions.  The shared kdamond runs at the highest level any member asked
+ * for: the most frugal wins. */
+#define LEVELS 3
+#define SAMPLE_US(l) (5000 << (l))
+#define AGGR_US 100000
+#define MAX_REGIONS_AT(l) (2000 >> (l))
 
 struct member {
 	long pid;
 	unsigned long long start; /* /proc/PID/stat starttime */
+	int level;
 };
 
 struct state {
@@ -48,13 +55,20 @@ struct state {
 };
 
 static struct {
-	bool on;
+	bool on, paused;
 	int kd;
 	int lockfd;
 	unsigned long long my_start;
 	int empty;        /* collections in a row without an accessed region */
 	unsigned restarts;
-} dm = {.kd = -1, .lockfd = -1};
+	int level;        /* this member's sampling level */
+	int samples;      /* samples per aggregation in the running configuration */
+	int members;      /* members sharing the kdamond at the last configuration */
+	long kpid;        /* the kdamond's pid, for its CPU time */
+	uint64_t kcpu;    /* its CPU time (schedstat) at the last reading */
+	_Atomic uint64_t kernel_ns; /* our share of its CPU since we joined */
+	_Atomic uint64_t thread_ns; /* the query thread's CPU */
+} dm = {.kd = -1, .lockfd = -1, .samples = AGGR_US / SAMPLE_US(0)};
 
 static unsigned long long start_time(long pid)
 {
@@ -103,10 +117,11 @@ static void load(struct state *s)
 	for (char *l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
 		long pid;
 		unsigned long long st;
+		int level = 0;
 		if (sscanf(l, "kdamond %d", &s->kd) == 1)
 			continue;
-		if (sscanf(l, "%ld %llu", &pid, &st) == 2 && s->n < MAX_MEMBERS)
-			s->m[s->n++] = (struct member){pid, st};
+		if (sscanf(l, "%ld %llu %d", &pid, &st, &level) >= 2 && s->n < MAX_MEMBERS)
+			s->m[s->n++] = (struct member){pid, st, level < 0 ? 0 : level >= LEVELS ? LEVELS - 1 : level};
 	}
 }
 
@@ -115,7 +130,8 @@ static int save(const struct state *s)
 	char buf[4096];
 	size_t n = (size_t)snprintf(buf, sizeof(buf), "kdamond %d\n", s->kd);
 	for (int i = 0; i < s->n && n < sizeof(buf); i++)
-		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%ld %llu\n", s->m[i].pid, s->m[i].start);
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%ld %llu %d\n", s->m[i].pid, s->m[i].start,
+				      s->m[i].level);
 	int fd = open(RUNDIR "/damon.state.tmp", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -1;
@@ -180,11 +196,21 @@ static int configure(const struct state *s)
 #define C ADMIN "/%d/contexts/0"
 	if ((e = wr("vaddr", C "/operations", k)))
 		return e;
-	wr("5000", C "/monitoring_attrs/intervals/sample_us", k);
-	wr("100000", C "/monitoring_attrs/intervals/aggr_us", k);
+	int level = 0;
+	for (int i = 0; i < s->n; i++)
+		if (s->m[i].level > level)
+			level = s->m[i].level;
+	snprintf(v, sizeof(v), "%d", SAMPLE_US(level));
+	wr(v, C "/monitoring_attrs/intervals/sample_us", k);
+	snprintf(v, sizeof(v), "%d", AGGR_US);
+	wr(v, C "/monitoring_attrs/intervals/aggr_us", k);
 	wr("200000", C "/monitoring_attrs/intervals/update_us", k); /* new mappings covered soon */
-	wr("200", C "/monitoring_attrs/nr_regions/min", k);
-	wr("2000", C "/monitoring_attrs/nr_regions/max", k);
+	snprintf(v, sizeof(v), "%d", MAX_REGIONS_AT(level) / 10);
+	wr(v, C "/monitoring_attrs/nr_regions/min", k);
+	snprintf(v, sizeof(v), "%d", MAX_REGIONS_AT(level));
+	wr(v, C "/monitoring_attrs/nr_regions/max", k);
+	dm.samples = AGGR_US / SAMPLE_US(level);
+	dm.members = s->n;
 	snprintf(v, sizeof(v), "%d", s->n);
 	if ((e = wr(v, C "/targets/nr_targets", k)) || (e = wr(v, C "/schemes/nr_schemes", k)))
 		return e;
@@ -287,7 +313,7 @@ static int damon_start(char *why, size_t len)
 	if (rc == 0) {
 		dm.my_start = start_time(self);
 		if (s.n < MAX_MEMBERS)
-			s.m[s.n++] = (struct member){self, dm.my_start};
+			s.m[s.n++] = (struct member){self, dm.my_start, dm.level};
 		int e = configure(&s);
 		if (e) {
 			snprintf(why, len, "configuring kdamond %d: %s (vaddr monitoring unavailable?)", s.kd,
@@ -369,11 +395,11 @@ static int region(const char *name, void *arg)
 	snprintf(path, sizeof(path), "%s/nr_accesses", name);
 	if (tier_read_long_at(dfd, path, &acc))
 		return 0;
-	/* nr_accesses counts the samples (of aggr_us / sample_us = 20) that
-	 * found the region accessed: scale it to one access per period */
+	/* nr_accesses counts the samples (of aggr_us / sample_us) that found
+	 * the region accessed: scale it to one access per period */
 	if (end > start && acc > 0)
 		q.back[q.nback++] = (struct region){(uintptr_t)start, (size_t)(end - start),
-						    (uint32_t)(acc * TIER_HEAT_UNIT / DAMON_SAMPLES)};
+						    (uint32_t)(acc * TIER_HEAT_UNIT / dm.samples)};
 	return 0;
 }
 
@@ -398,6 +424,12 @@ static bool query(void)
 		i = my_index();
 	}
 	bool answered = false;
+	char sp[128];
+	long long sample_us;
+	snprintf(sp, sizeof(sp), ADMIN "/%d/contexts/0/monitoring_attrs/intervals/sample_us", dm.kd);
+	/* another member may have changed the shared sampling level */
+	if (i >= 0 && tier_read_long(sp, &sample_us) == 0 && sample_us > 0 && sample_us <= AGGR_US)
+		dm.samples = (int)(AGGR_US / sample_us);
 	if (i >= 0 && wr("update_schemes_tried_regions", ADMIN "/%d/state", dm.kd) == 0) {
 		char path[128];
 		snprintf(path, sizeof(path), ADMIN "/%d/contexts/0/schemes/%d/tried_regions", dm.kd, i);
@@ -426,6 +458,28 @@ static bool query(void)
 	return answered;
 }
 
+/* The kdamond's CPU time (ns, from schedstat), our share of what it
+ * spent since the last reading: it works for every member alike. */
+static void kdamond_cpu(void)
+{
+	char path[64], buf[128];
+	long long pid = 0;
+	snprintf(path, sizeof(path), ADMIN "/%d/pid", dm.kd);
+	if (tier_read_long(path, &pid) || pid <= 0)
+		return;
+	if (pid != dm.kpid) { /* (re)started: a new baseline */
+		dm.kpid = (long)pid;
+		dm.kcpu = 0;
+	}
+	snprintf(path, sizeof(path), "/proc/%ld/schedstat", dm.kpid);
+	if (tier_read_file(path, buf, sizeof(buf)) <= 0)
+		return;
+	uint64_t cpu = strtoull(buf, NULL, 10);
+	if (dm.kcpu && cpu > dm.kcpu && dm.members > 0)
+		atomic_fetch_add(&dm.kernel_ns, (cpu - dm.kcpu) / (uint64_t)dm.members);
+	dm.kcpu = cpu;
+}
+
 static void *query_main(void *arg)
 {
 	(void)arg;
@@ -441,7 +495,8 @@ static void *query_main(void *arg)
 		uint64_t cpu0 = tier_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 		bool answered = query();
 		/* the background's cost includes this thread's */
-		atomic_fetch_add(&tier_bg_stats.cpu_ns, tier_clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0);
+		atomic_fetch_add(&dm.thread_ns, tier_clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0);
+		kdamond_cpu();
 		if (!answered)
 			usleep(100000); /* not configured yet, or DAMON busy */
 		pthread_mutex_lock(&q.mu);
@@ -486,6 +541,8 @@ static void query_stop(void)
 
 static void damon_collect(void)
 {
+	if (dm.paused)
+		return;
 	pthread_mutex_lock(&q.mu);
 	for (size_t r = 0; q.served < MAX_SERVED && r < q.nfront; r++)
 		tier_heat_report(TIER_SRC_DAMON, q.front[r].start, q.front[r].len, q.front[r].weight);
@@ -495,11 +552,9 @@ static void damon_collect(void)
 	pthread_mutex_unlock(&q.mu);
 }
 
-static void damon_stop(void)
+/* Leave the shared kdamond (it stops when nobody is left). */
+static void leave(void)
 {
-	if (!dm.on)
-		return;
-	query_stop();
 	struct state s;
 	if (lock(LOCK_EX) == 0) {
 		load(&s);
@@ -513,7 +568,79 @@ static void damon_stop(void)
 		save(&s);
 		unlock();
 	}
-	dm.on = false;
+}
+
+static void damon_stop(void)
+{
+	if (!dm.on)
+		return;
+	query_stop();
+	if (!dm.paused)
+		leave();
+	dm.on = dm.paused = false;
+}
+
+/* The cheap watch: nothing can move, so nobody needs our accessed bits:
+ * leave the kdamond (no sampling, no queries) until resumed. */
+static void damon_pause(bool paused)
+{
+	if (!dm.on || paused == dm.paused)
+		return;
+	if (paused) {
+		leave();
+		dm.paused = true;
+		return;
+	}
+	struct state s;
+	char why[96];
+	if (lock(LOCK_EX))
+		return;
+	load(&s);
+	prune(&s);
+	if (pick_kdamond(&s, why, sizeof(why)) == 0) {
+		if (s.n < MAX_MEMBERS)
+			s.m[s.n++] = (struct member){getpid(), dm.my_start, dm.level};
+		if (configure(&s) == 0) {
+			dm.kd = s.kd;
+			dm.paused = false;
+		}
+		save(&s);
+	}
+	unlock();
+}
+
+/* Budget steps: a coarser sampling level for this member. */
+static bool damon_adjust(int dir)
+{
+	int level = dm.level + (dir < 0 ? 1 : -1);
+	if (!dm.on || dm.paused || level < 0 || level >= LEVELS)
+		return false;
+	struct state s;
+	if (lock(LOCK_EX))
+		return false;
+	load(&s);
+	prune(&s);
+	bool found = false;
+	for (int i = 0; i < s.n; i++)
+		if (s.m[i].pid == getpid() && s.m[i].start == dm.my_start) {
+			s.m[i].level = level;
+			found = true;
+		}
+	if (found && configure(&s) == 0) {
+		dm.level = level;
+		save(&s);
+	}
+	unlock();
+	return found && dm.level == level;
+}
+
+static uint64_t damon_cost(int kind)
+{
+	if (kind == TIER_COST_THREAD)
+		return atomic_load(&dm.thread_ns);
+	if (kind == TIER_COST_KERNEL)
+		return atomic_load(&dm.kernel_ns);
+	return 0;
 }
 
 /* The parent stays registered; the child only drops its copy of the lock
@@ -528,7 +655,7 @@ static void damon_forget(void)
 	if (dm.lockfd >= 0)
 		close(dm.lockfd);
 	dm.lockfd = -1;
-	dm.on = false;
+	dm.on = dm.paused = false;
 }
 
 const struct tier_heat_ops tier_heat_damon = {
@@ -538,4 +665,8 @@ const struct tier_heat_ops tier_heat_damon = {
 	.collect = damon_collect,
 	.stop = damon_stop,
 	.forget = damon_forget,
+	.adjust = damon_adjust,
+	.pause = damon_pause,
+	.cost_ns = damon_cost,
+	.sees_reads = true,
 };

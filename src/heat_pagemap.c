@@ -1,20 +1,20 @@
 /* pagemap: written pages, per page, without privileges (Linux >= 6.7).
- * Our mappings are registered with a userfaultfd in asynchronous
- * write-protect mode: the first write to a protected page just clears the
- * protection, in the kernel, without any fault reaching us.  Each period a
- * PAGEMAP_SCAN of /proc/self/pagemap lists the pages written since the
- * last scan and protects them again (PM_SCAN_WP_MATCHING).
- * Cost: each page's first write after re-arming takes a minor fault
- * (~0.7 us measured), and a written bit only says "at least once since
- * armed": over long windows every page of a busy block looks written.  So
- * a block whose pages were written sparsely last period (at most a
- * slice's worth) is scanned and re-armed whole, cheaply and exactly, while
- * a busy block, on either tier, is sampled: each period one slice
- * (1/SLICES of it), armed the period before, is read, and the next slice
- * is armed.  Every measurement covers one period, and a busy block pays at
- * most a slice of faults per period (GUPS, 10 s: 1.6M faults when busy
- * slow blocks were re-armed whole, 0.9M now).  Only writes are seen:
- * read-only hot data looks cold to this source alone. */
+ * A pull source: our mappings are registered with a userfaultfd in
+ * asynchronous write-protect mode; arm() write-protects a range the
+ * monitor picked, and the first write to a protected page just clears the
+ * protection, in the kernel, without any fault reaching us.  measure(), on
+ * the monitor's next visit, lists with PAGEMAP_SCAN the pages written
+ * since and protects just those again (PM_SCAN_WP_MATCHING): a visit
+ * costs a page-table walk (about 2 ns a page measured here) plus, for
+ * each page written since the last visit, one protection and one write
+ * fault in the program (0.5-1 us natively, 12-20 us in the VMs these
+ * tests run on).  Arming a range protects every present page (0.1-0.3 us
+ * a page here): the monitor arms a block once and then re-arms only what
+ * was written.  Unpopulated pages are not armed (no pte markers, no page
+ * tables for untouched memory); a page populated after arming counts as
+ * written, which it was (or read through the zero page: a rare false
+ * positive).  Only writes are seen: read-only hot data looks cold to this
+ * source alone. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -28,14 +28,12 @@
 #include "pagemap_scan.h"
 
 #define VEC 512
-#define SLICES 8
-#define SLICE (TIER_BLOCK / SLICES)
-#define SLICE_PAGES (SLICE >> TIER_PAGE_SHIFT)
 
 static struct {
 	int uffd, pagemap;
 	uint32_t gen; /* mappings with m->src_gen != gen are not registered yet */
-	uint32_t round;
+	uint64_t fault_ns; /* one write fault on an armed page, measured at start */
+	_Atomic uint64_t faults;
 	struct page_region vec[VEC];
 } pm = {.uffd = -1, .pagemap = -1};
 
@@ -46,8 +44,7 @@ static int open_uffd(void)
 		fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return -1;
-	struct uffdio_api api = {.api = UFFD_API,
-				 .features = UFFD_FEATURE_WP_ASYNC | UFFD_FEATURE_WP_UNPOPULATED};
+	struct uffdio_api api = {.api = UFFD_API, .features = UFFD_FEATURE_WP_ASYNC};
 	if (ioctl(fd, UFFDIO_API, &api)) {
 		int e = errno;
 		close(fd);
@@ -57,7 +54,7 @@ static int open_uffd(void)
 	return fd;
 }
 
-static long scan(uintptr_t start, uintptr_t end, uint64_t flags, uint64_t *walk_end)
+static long scan(int pmfd, uintptr_t start, uintptr_t end, uint64_t flags, uint64_t *walk_end)
 {
 	/* room for the most regions the range can hold (every other page),
 	 * no more: the kernel allocates a bounce buffer of vec_len entries per
@@ -73,7 +70,7 @@ static long scan(uintptr_t start, uintptr_t end, uint64_t flags, uint64_t *walk_
 		.category_mask = PAGE_IS_WRITTEN,
 		.return_mask = PAGE_IS_WRITTEN,
 	};
-	long n = ioctl(pm.pagemap, PAGEMAP_SCAN, &a);
+	long n = ioctl(pmfd, PAGEMAP_SCAN, &a);
 	*walk_end = a.walk_end;
 	return n;
 }
@@ -112,6 +109,40 @@ static int pm_probe(char *why, size_t len)
 	return 0;
 }
 
+static void wp(uintptr_t start, uintptr_t end)
+{
+	struct uffdio_writeprotect w = {.range = {.start = start, .len = end - start},
+					.mode = UFFDIO_WRITEPROTECT_MODE_WP};
+	ioctl(pm.uffd, UFFDIO_WRITEPROTECT, &w);
+}
+
+/* What one write to an armed page costs the writing thread, measured on
+ * a scratch mapping: the budget counts the faults the program takes. */
+static void calibrate(void)
+{
+	enum { N = 64 };
+	size_t len = N * TIER_PAGE;
+	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	pm.fault_ns = 1000; /* a native write fault is 0.5-1 us */
+	if (p == MAP_FAILED)
+		return;
+	memset(p, 1, len);
+	struct uffdio_register reg = {.range = {.start = (uintptr_t)p, .len = len},
+				      .mode = UFFDIO_REGISTER_MODE_WP};
+	if (ioctl(pm.uffd, UFFDIO_REGISTER, &reg) == 0) {
+		wp((uintptr_t)p, (uintptr_t)p + len);
+		uint64_t t0 = tier_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+		for (int i = 0; i < N; i++)
+			((volatile char *)p)[(size_t)i * TIER_PAGE] = 2;
+		uint64_t dt = tier_clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
+		if (dt / N > 50)
+			pm.fault_ns = dt / N;
+		struct uffdio_range r = {.start = (uintptr_t)p, .len = len};
+		ioctl(pm.uffd, UFFDIO_UNREGISTER, &r);
+	}
+	munmap(p, len);
+}
+
 static int pm_start(char *why, size_t len)
 {
 	pm.uffd = open_uffd();
@@ -126,42 +157,50 @@ static int pm_start(char *why, size_t len)
 		return -1;
 	}
 	pm.gen++;
+	calibrate();
 	return 0;
 }
 
-/* Write-protect a new mapping, so that its next writes are seen. */
-static void arm(struct tier_mapping *m)
+/* Register a mapping with the userfaultfd the first time it is armed
+ * (registration itself protects nothing). */
+static bool registered(struct tier_mapping *m)
 {
+	if (m->src_gen == pm.gen)
+		return true;
 	struct uffdio_register reg = {.range = {.start = m->base, .len = m->span},
 				      .mode = UFFDIO_REGISTER_MODE_WP};
-	if (ioctl(pm.uffd, UFFDIO_REGISTER, &reg) == 0) {
-		struct uffdio_writeprotect wp = {.range = {.start = m->base, .len = m->span},
-						 .mode = UFFDIO_WRITEPROTECT_MODE_WP};
-		ioctl(pm.uffd, UFFDIO_WRITEPROTECT, &wp);
-	}
+	if (ioctl(pm.uffd, UFFDIO_REGISTER, &reg))
+		return false;
 	m->src_gen = pm.gen;
+	return true;
 }
 
-/* Scan [start, end) of m (whole blocks, or a slice), counting written
- * pages into the blocks' pm_written, times `mult`; with `rearm`, the scan
- * protects them again. */
-static void scan_range(struct tier_mapping *m, uintptr_t start, uintptr_t end, uint32_t mult,
-		       bool rearm)
+static void pm_arm(struct tier_mapping *m, uintptr_t start, uintptr_t end)
 {
-	if (end > m->base + m->size)
-		end = m->base + m->size;
+	if (registered(m))
+		wp(start, end);
+}
+
+static uint64_t pm_measure(struct tier_mapping *m, uintptr_t start, uintptr_t end, uint32_t mult,
+			   bool rearm)
+{
+	if (m->src_gen != pm.gen)
+		return 0; /* never armed */
+	uint64_t written = 0;
+	uint64_t flags = PM_SCAN_CHECK_WPASYNC | (rearm ? PM_SCAN_WP_MATCHING : 0);
 	while (start < end) {
 		uint64_t walk_end;
-		long n = scan(start, end, (rearm ? PM_SCAN_WP_MATCHING : 0) | PM_SCAN_CHECK_WPASYNC,
-			      &walk_end);
+		long n = scan(pm.pagemap, start, end, flags, &walk_end);
 		if (n < 0)
 			break;
 		for (long i = 0; i < n; i++) {
 			for (uintptr_t a = pm.vec[i].start; a < pm.vec[i].end;) {
 				uintptr_t bend = tier_align_down(a, TIER_BLOCK) + TIER_BLOCK;
 				uintptr_t e = bend < pm.vec[i].end ? bend : pm.vec[i].end;
-				m->blocks[(a - m->base) >> TIER_BLOCK_SHIFT].pm_written +=
-					(uint32_t)((e - a) >> TIER_PAGE_SHIFT) * mult;
+				uint32_t pages = (uint32_t)((e - a) >> TIER_PAGE_SHIFT);
+				tier_heat_sample(TIER_SRC_PAGEMAP, m, (uint32_t)((a - m->base) >> TIER_BLOCK_SHIFT),
+						 pages * mult * TIER_HEAT_UNIT);
+				written += pages;
 				a = e;
 			}
 		}
@@ -169,82 +208,17 @@ static void scan_range(struct tier_mapping *m, uintptr_t start, uintptr_t end, u
 			break;
 		start = walk_end;
 	}
+	/* each written page took one write fault after arming (or its first
+	 * fault ever, which it would have taken anyway: an upper bound) */
+	atomic_fetch_add_explicit(&pm.faults, written, memory_order_relaxed);
+	tier_heat_count_faults(TIER_SRC_PAGEMAP, written);
+	return written * pm.fault_ns;
 }
 
-static void pm_collect(void)
+static uint64_t pm_cost(int kind)
 {
-	struct tier_mapping *m;
-	uint32_t round = pm.round++;
-	unsigned scale = tier_heat_scale();
-	uint64_t total = 0;
-	rcu_read_lock();
-	tier_registry_for_each(m) {
-		if (m->meta || m->pinned_tier >= 0)
-			continue; /* never migrated: no need to watch */
-		if (m->src_gen != pm.gen) {
-			arm(m);
-			for (uint32_t b = 0; b < m->nblocks; b++) {
-				m->blocks[b].pm_written = 0;
-				m->blocks[b].pm_sliced = false;
-			}
-			continue;
-		}
-		/* runs of sparse blocks: one scan call each; busy blocks: their
-		 * slice, armed the period before */
-		uint32_t run = UINT32_MAX;
-		for (uint32_t b = 0; b <= m->nblocks; b++) {
-			bool sliced = b < m->nblocks && m->blocks[b].pm_sliced;
-			if (run != UINT32_MAX && (sliced || b == m->nblocks)) {
-				scan_range(m, tier_block_addr(m, run), tier_block_addr(m, b), 1, true);
-				run = UINT32_MAX;
-			}
-			if (b == m->nblocks)
-				break;
-			m->blocks[b].pm_written = 0;
-			if (!sliced) {
-				if (run == UINT32_MAX)
-					run = b;
-				continue;
-			}
-			uintptr_t cur = tier_block_addr(m, b) + (round % SLICES) * SLICE;
-			/* no re-arming: the slice is armed again only when its
-			 * turn comes round, so its pages fault once per cycle */
-			scan_range(m, cur, cur + SLICE, SLICES, false);
-		}
-		/* next period's mode, and what to arm for it: a whole scan re-armed
-		 * its block; a sliced block arms its next slice, or the whole
-		 * block when it turns sparse, so that the next whole scan covers
-		 * one period only */
-		for (uint32_t b = 0; b < m->nblocks; b++) {
-			struct tier_block *blk = &m->blocks[b];
-			bool busy = blk->pm_written > SLICE_PAGES;
-			if (blk->pm_sliced) {
-				uintptr_t lo = tier_block_addr(m, b);
-				uintptr_t hi = lo + TIER_BLOCK;
-				if (busy) {
-					lo += ((round + 1) % SLICES) * SLICE;
-					hi = lo + SLICE;
-				}
-				if (hi > m->base + m->size)
-					hi = m->base + m->size;
-				if (lo < hi) {
-					struct uffdio_writeprotect wp = {.range = {.start = lo, .len = hi - lo},
-									 .mode = UFFDIO_WRITEPROTECT_MODE_WP};
-					ioctl(pm.uffd, UFFDIO_WRITEPROTECT, &wp);
-				}
-			}
-			blk->pm_sliced = busy;
-			/* every block reports its latest count */
-			uint32_t w = blk->pm_written * scale * TIER_HEAT_UNIT;
-			if (!w)
-				continue;
-			atomic_fetch_add_explicit(&blk->samples[TIER_SRC_PAGEMAP], w, memory_order_relaxed);
-			total += w;
-		}
-	}
-	rcu_read_unlock();
-	atomic_fetch_add_explicit(&tier_heat_stats.samples[TIER_SRC_PAGEMAP], total,
-				  memory_order_relaxed);
+	return kind == TIER_COST_FAULTS ? atomic_load_explicit(&pm.faults, memory_order_relaxed) * pm.fault_ns
+					: 0;
 }
 
 static void pm_stop(void)
@@ -260,8 +234,9 @@ const struct tier_heat_ops tier_heat_pagemap = {
 	.name = "pagemap",
 	.probe = pm_probe,
 	.start = pm_start,
-	.collect = pm_collect,
+	.arm = pm_arm,
+	.measure = pm_measure,
 	.stop = pm_stop,
 	.forget = pm_stop, /* the child's descriptors still point at the parent's mm */
-	.every_period = true,
+	.cost_ns = pm_cost,
 };

@@ -20,6 +20,11 @@
 #define RING_PAGES 8 /* data pages per CPU, a power of two */
 #define MAX_CPUS 256
 
+/* Sample period bounds: the budget doubles the period (fewer samples)
+ * when this source costs too much, and halves it back when there is room. */
+#define PERIOD_MIN 4001
+#define PERIOD_MAX (4001 << 8)
+
 static struct {
 	int fd[MAX_CPUS];
 	void *ring[MAX_CPUS];
@@ -27,7 +32,8 @@ static struct {
 	enum tier_pmu_kind kind;
 	uint32_t type;
 	uint64_t lost;
-} perf;
+	uint64_t period;
+} perf = {.period = PERIOD_MIN};
 
 static long pe_open(struct perf_event_attr *a, pid_t pid, int cpu)
 {
@@ -92,7 +98,7 @@ static int perf_start(char *why, size_t len)
 	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	struct perf_event_attr a;
-	tier_perf_attr(&a, perf.kind, perf.type, 4001, 30, RING_PAGES * (uint32_t)page / 2);
+	tier_perf_attr(&a, perf.kind, perf.type, perf.period, 30, RING_PAGES * (uint32_t)page / 2);
 	perf.n = 0;
 	for (long c = 0; c < ncpu && c < MAX_CPUS; c++) {
 		long fd = pe_open(&a, getpid(), (int)c);
@@ -116,7 +122,10 @@ static int perf_start(char *why, size_t len)
 static void on_sample(void *arg, uint64_t addr)
 {
 	(void)arg;
-	tier_heat_report(TIER_SRC_PERF, (uintptr_t)addr, 1, TIER_HEAT_UNIT);
+	/* one sample stands for `period` events: weigh it so, so that the
+	 * rate does not change when the budget changes the period */
+	tier_heat_report(TIER_SRC_PERF, (uintptr_t)addr, 1,
+			 (uint32_t)(TIER_HEAT_UNIT * (perf.period / PERIOD_MIN)));
 }
 
 static void perf_collect(void)
@@ -144,6 +153,17 @@ static void perf_forget(void)
 	perf.n = 0;
 }
 
+static bool perf_adjust(int dir)
+{
+	uint64_t p = dir < 0 ? perf.period * 2 : perf.period / 2;
+	if (p < PERIOD_MIN || p > PERIOD_MAX || !perf.n)
+		return false;
+	perf.period = p;
+	for (int i = 0; i < perf.n; i++)
+		ioctl(perf.fd[i], PERF_EVENT_IOC_PERIOD, &p);
+	return true;
+}
+
 static int perf_pollfds(struct pollfd *fds, int max)
 {
 	int n = 0;
@@ -160,4 +180,6 @@ const struct tier_heat_ops tier_heat_perf = {
 	.stop = perf_forget,
 	.forget = perf_forget,
 	.pollfds = perf_pollfds,
+	.adjust = perf_adjust,
+	.sees_reads = true,
 };

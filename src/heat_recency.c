@@ -16,8 +16,6 @@ static int rec_start(char *why, size_t len)
 	return 0;
 }
 
-static void rec_collect(void) {}
-
 static void rec_stop(void)
 {
 	atomic_store(&tier_heat_recency_on, false);
@@ -27,7 +25,6 @@ const struct tier_heat_ops tier_heat_recency = {
 	.name = "recency",
 	.probe = rec_probe,
 	.start = rec_start,
-	.collect = rec_collect,
 	.stop = rec_stop,
 	.forget = rec_stop,
 };

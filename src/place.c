@@ -114,6 +114,8 @@ void tier_place_commit(struct tier_mapping *m, uintptr_t addr, size_t len)
 			atomic_fetch_add(&tier_place_stats.committed[t], added << TIER_PAGE_SHIFT);
 		if (!placed_now)
 			continue;
+		/* new data: the monitor forgets what it knew of this block */
+		atomic_fetch_add_explicit(&blk->placements, 1, memory_order_relaxed);
 		if (!m->meta)
 			atomic_fetch_add(&tier_place_stats.used[t], tier_block_capacity(m, b));
 		atomic_fetch_add_explicit(&tier_place_stats.placed[t], 1, memory_order_relaxed);
@@ -163,10 +165,8 @@ void tier_place_decommit(struct tier_mapping *m, uintptr_t addr, size_t len)
 			continue;
 		}
 		atomic_fetch_sub(&tier_place_stats.committed[t], removed << TIER_PAGE_SHIFT);
-		if (!left) {
+		if (!left)
 			atomic_fetch_sub(&tier_place_stats.used[t], tier_block_capacity(m, b));
-			blk->heat = 0;
-		}
 	}
 }
 

@@ -1,6 +1,8 @@
 #include <stdbool.h>
 
+#include "heat_hist.h"
 #include "policy.h"
+#include "tier.h"
 
 /* In-place heapsort: glibc's qsort may call malloc, and the policy runs
  * under a lock that fork's prepare handler takes after jemalloc's. */
@@ -91,7 +93,8 @@ void tier_policy_decide(const struct tier_policy_in *in, struct tier_cand *fast,
 	 * the hysteresis factor */
 	for (; s < nslow; s++) {
 		struct tier_cand *hot = &slow[s];
-		if (hot->heat < in->min_heat || hot->heat <= 0 || hot->bytes > pbudget)
+		if (hot->heat < in->min_heat || hot->heat <= 0 || hot->heat < in->swap_min ||
+		    hot->bytes > pbudget)
 			break;
 		size_t g = f, freed = 0, cost = 0;
 		while (used - freed + hot->bytes > high && g < nfast && clearly_hotter(in, hot, &fast[g]) &&
@@ -116,4 +119,13 @@ void tier_policy_decide(const struct tier_policy_in *in, struct tier_cand *fast,
 		out->promote_blocks++;
 	}
 	out->fast_after = used;
+}
+
+void tier_policy_thresholds(const struct tier_hist *const *h, int ntiers, size_t high_bytes,
+                            double hysteresis, float min_heat, struct tier_thresholds *out)
+{
+	float cut = tier_hist_cut(h, ntiers, high_bytes >> TIER_PAGE_SHIFT);
+	out->cut = cut;
+	out->swap_min = cut > min_heat ? cut : min_heat;
+	out->demote_max = (float)(cut / hysteresis);
 }

@@ -26,6 +26,7 @@ struct tier_policy_in {
 	float min_heat;         /* promote nothing colder than this */
 	float swap_gap;         /* a swap needs at least this heat gap */
 	float wide_margin;      /* a heat gap this wide is enough for a swap */
+	float swap_min;         /* a swap needs the slow block at least this hot (0: any) */
 };
 
 struct tier_policy_out {
@@ -40,12 +41,26 @@ struct tier_policy_out {
  *     watermark;
  *  3. then swap: for the hottest remaining slow block, demote the coldest
  *     fast blocks until it fits, but only blocks it is hotter than by the
- *     hysteresis factor (or by wide_margin) and by at least swap_gap; stop
- *     at the first block that cannot fit.
+ *     hysteresis factor (or by wide_margin) and by at least swap_gap, and
+ *     only for slow blocks at least swap_min hot; stop at the first block
+ *     that cannot fit.
  * Each direction stays within its byte budget.  Sorts both arrays (fast:
  * coldest first; slow: hottest first) and marks the chosen candidates. */
 void tier_policy_decide(const struct tier_policy_in *in, struct tier_cand *fast, size_t nfast,
                         struct tier_cand *slow, size_t nslow, struct tier_policy_out *out);
+
+/* Thresholds read from the heat histograms of the tiers (O(buckets)):
+ *   cut: the heat that the hottest `high` bytes of all tiers reach (what
+ *        the fast tier would hold if it held the hottest memory);
+ *   swap_min: a slow block below it does not displace fast memory (it may
+ *        still fill free room): max(cut, min_heat);
+ *   demote_max: fast memory under cut / hysteresis is what gives way. */
+struct tier_hist;
+struct tier_thresholds {
+	float cut, swap_min, demote_max;
+};
+void tier_policy_thresholds(const struct tier_hist *const *h, int ntiers, size_t high_bytes,
+                            double hysteresis, float min_heat, struct tier_thresholds *out);
 
 /* Sort candidates by heat, hottest or coldest first, in place, without
  * allocating. */

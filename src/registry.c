@@ -10,6 +10,7 @@ CDS_LIST_HEAD(tier_registry_list);
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct tier_mapping *limbo;
+static uint64_t next_seq;
 
 /* Address → mapping: block number (47-bit user VA >> 21 = 26 bits) split
  * 13/13.  Leaves (64 KiB) are mmapped on demand and never freed. */
@@ -87,6 +88,7 @@ struct tier_mapping *tier_registry_add(uintptr_t base, size_t size, size_t span,
 		atomic_store_explicit(s, m, memory_order_release);
 	}
 	pthread_mutex_lock(&reg_lock);
+	m->seq = next_seq++;
 	cds_list_add_tail_rcu(&m->link, &tier_registry_list);
 	pthread_mutex_unlock(&reg_lock);
 	atomic_fetch_add(&tier_reg_stats.mappings, 1);
@@ -111,20 +113,43 @@ void tier_registry_remove(struct tier_mapping *m)
 	atomic_fetch_sub(&tier_reg_stats.mapped, m->size);
 }
 
-void tier_registry_reclaim(void)
+size_t tier_registry_reclaim(void (*gone)(struct tier_mapping *m, void *ctx), void *ctx)
 {
 	pthread_mutex_lock(&reg_lock);
 	struct tier_mapping *list = limbo;
 	limbo = NULL;
 	pthread_mutex_unlock(&reg_lock);
 	if (!list)
-		return;
+		return 0;
 	synchronize_rcu();
+	size_t n = 0;
+	for (struct tier_mapping *m = list; m; m = m->limbo_next)
+		m->gone = true;
+	if (gone)
+		for (struct tier_mapping *m = list; m; m = m->limbo_next)
+			gone(m, ctx);
 	while (list) {
 		struct tier_mapping *next = list->limbo_next;
 		tier_pool_free(list, list->rec_size);
 		list = next;
+		n++;
 	}
+	return n;
+}
+
+struct tier_mapping *tier_registry_from_seq(uint64_t seq)
+{
+	struct tier_mapping *m;
+	tier_registry_for_each(m)
+		if (m->seq >= seq)
+			return m;
+	return NULL;
+}
+
+struct tier_mapping *tier_registry_next(struct tier_mapping *m)
+{
+	struct cds_list_head *n = rcu_dereference(m->link.next);
+	return n == &tier_registry_list ? NULL : cds_list_entry(n, struct tier_mapping, link);
 }
 
 static uint64_t range_mask(size_t from, size_t to) /* bits [from, to) of one word */

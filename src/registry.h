@@ -26,12 +26,25 @@
 struct tier_block {
 	_Atomic uint32_t state;
 	_Atomic uint32_t pins;     /* tier_pin nesting count */
-	_Atomic uint32_t samples[4]; /* per heat source (TIER_SRC_*), since the last update */
-	float heat;                /* decayed samples per page; background thread only */
+	_Atomic uint32_t samples[4]; /* per heat source (TIER_SRC_*), since the last fold */
+	_Atomic uint32_t placements; /* times the block was placed afresh (hooks) */
+	/* The rest belongs to the background thread (under the balance lock). */
+	float heat;                /* sum over sources of rate - floor: what the policy ranks */
+	float rate[4];             /* per source: moving average of accesses per page per period */
+	uint32_t fold_period;      /* period of the last fold into heat */
+	uint32_t pull_period;      /* period the armed slice was last armed or measured */
+	uint32_t seen_slot;        /* advisor: time slot counting this block as seen (0: none) */
+	uint32_t seen_placements;  /* placements when heat was last folded */
 	uint32_t moved_epoch;      /* period of the last migration (hysteresis) */
 	uint32_t stragglers;       /* retries left for pages a migration could not move */
-	uint32_t pm_written;       /* pagemap source: pages written in its last scan */
-	bool pm_sliced;            /* pagemap source: sampled by slices this period */
+	uint32_t list_idx;         /* index in the heat list named by flags */
+	uint16_t hist_pages;       /* pages counted in the heat histogram */
+	uint16_t seen_pages;       /* pages counted in the advisor's slot */
+	uint16_t pull_first;       /* pull sources: the armed slice, in pages (pull_pages 0: none) */
+	uint16_t pull_pages;
+	uint8_t hist_tier;         /* tier + 1 of that count (0: none) */
+	uint8_t hist_bucket;
+	uint8_t flags;             /* heat bookkeeping (TIER_BF_*) */
 };
 
 struct tier_mapping {
@@ -44,6 +57,8 @@ struct tier_mapping {
 	int pinned_tier;               /* explicit tier arena: its tier; else -1 */
 	bool meta;                     /* jemalloc metadata: fast tier, not charged */
 	uint32_t src_gen;              /* heat sources' registration mark (background thread) */
+	uint64_t seq;                  /* order of registration: the list is sorted by it */
+	bool gone;                     /* being freed: readers of the background thread drop it */
 	uint32_t nblocks, npages;
 	_Atomic size_t live;           /* bytes not destroyed yet */
 	struct tier_mapping *limbo_next;
@@ -76,8 +91,15 @@ void tier_registry_remove(struct tier_mapping *m);
  * hooks must hold rcu_read_lock(). */
 struct tier_mapping *tier_registry_lookup(uintptr_t addr);
 /* Free removed mappings once no reader can see them (may block: never
- * call it from a hook). */
-void tier_registry_reclaim(void);
+ * call it from a hook).  Before they are freed, gone() sees them (with
+ * m->gone set), so that holders of references can drop them.  Returns the
+ * number freed. */
+size_t tier_registry_reclaim(void (*gone)(struct tier_mapping *m, void *ctx), void *ctx);
+/* The first live mapping registered at or after seq, or NULL (list walk:
+ * for readers whose saved position was freed). */
+struct tier_mapping *tier_registry_from_seq(uint64_t seq);
+/* The mapping after m in registration order, or NULL at the end. */
+struct tier_mapping *tier_registry_next(struct tier_mapping *m);
 
 /* Bit helpers over a mapping's page bitmaps.  Return how many bits changed. */
 size_t tier_bits_set(_Atomic uint64_t *w, size_t from, size_t n);

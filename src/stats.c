@@ -8,10 +8,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "advise.h"
 #include "arena.h"
 #include "bg.h"
 #include "heat.h"
 #include "migrate.h"
+#include "monitor.h"
+#include "tiering.h"
 #include "init.h"
 #include "place.h"
 #include "pool.h"
@@ -100,8 +103,21 @@ struct snap {
 			failed_pages, ns;
 	} mig;
 	bool bg_running;
-	uint64_t bg_periods, bg_cpu_ns;
-	double bg_share;
+	uint64_t bg_periods, bg_cpu_ns, bg_kernel_ns, bg_fault_ns;
+	double bg_share, bg_recent;
+	uint64_t cost_p50, cost_p99, wall_p50, wall_p99;
+	uint64_t faults[TIER_SRC_COUNT];
+	struct {
+		uint32_t watched, cold;
+		uint64_t allowance_ns, spent_ns;
+		uint64_t pass_periods, pass_blocks, passes;
+		bool idle;
+		float floor[TIER_SRC_COUNT];
+		float cut;
+	} mon;
+	struct {
+		uint64_t seen[3], size[3], tracked;
+	} adv;
 };
 
 static void gather(struct snap *s)
@@ -142,8 +158,34 @@ static void gather(struct snap *s)
 	s->bg_running = atomic_load(&tier_bg_stats.running);
 	s->bg_periods = atomic_load(&tier_bg_stats.periods);
 	s->bg_cpu_ns = atomic_load(&tier_bg_stats.cpu_ns);
+	s->bg_kernel_ns = atomic_load(&tier_bg_stats.kernel_ns);
+	s->bg_fault_ns = atomic_load(&tier_bg_stats.fault_ns);
 	uint64_t t = tier_clock_ns(CLOCK_MONOTONIC), t0 = atomic_load(&tier_bg_stats.started_ns);
-	s->bg_share = t0 && t > t0 ? (double)s->bg_cpu_ns / (double)(t - t0) : 0.0;
+	s->bg_share = t0 && t > t0 ? (double)(s->bg_cpu_ns + s->bg_kernel_ns + s->bg_fault_ns) / (double)(t - t0)
+				   : 0.0;
+	s->bg_recent = atomic_load(&tier_bg_stats.share);
+	s->cost_p50 = tier_bg_quantile(tier_bg_stats.period_cost, 0.5);
+	s->cost_p99 = tier_bg_quantile(tier_bg_stats.period_cost, 0.99);
+	s->wall_p50 = tier_bg_quantile(tier_bg_stats.period_wall, 0.5);
+	s->wall_p99 = tier_bg_quantile(tier_bg_stats.period_wall, 0.99);
+	for (int i = 0; i < TIER_SRC_COUNT; i++)
+		s->faults[i] = atomic_load(&tier_heat_stats.faults[i]);
+	s->mon.watched = atomic_load(&tier_monitor_stats.watched);
+	s->mon.cold = atomic_load(&tier_monitor_stats.cold);
+	s->mon.allowance_ns = atomic_load(&tier_monitor_stats.allowance_ns);
+	s->mon.spent_ns = atomic_load(&tier_monitor_stats.spent_ns);
+	s->mon.pass_periods = atomic_load(&tier_monitor_stats.last_pass_periods);
+	s->mon.pass_blocks = atomic_load(&tier_monitor_stats.pass_blocks);
+	s->mon.passes = atomic_load(&tier_monitor_stats.passes);
+	s->mon.idle = atomic_load(&tier_monitor_stats.idle);
+	for (int i = 0; i < TIER_SRC_COUNT; i++)
+		s->mon.floor[i] = tier_monitor_stats.floor[i];
+	s->mon.cut = tier_balance_stats.cut;
+	for (int i = 0; i < 3; i++) {
+		s->adv.seen[i] = atomic_load(&tier_advise_stats.seen[i]);
+		s->adv.size[i] = atomic_load(&tier_advise_stats.size[i]);
+	}
+	s->adv.tracked = atomic_load(&tier_advise_stats.tracked);
 }
 
 static const char *off_reason(const struct snap *s)
@@ -199,9 +241,31 @@ static void print_text(struct out *o, const struct snap *s)
 	    (unsigned long long)s->mig.demoted_bytes, (unsigned long long)s->mig.demoted_blocks,
 	    (unsigned long long)s->mig.moved_pages, (unsigned long long)s->mig.failed_pages,
 	    (double)s->mig.ns / 1e6);
-	put(o, "background thread: %s, %llu periods, CPU %.1f ms (%.2f%% of a core)\n",
+	put(o, "background thread: %s, %llu periods, CPU %.1f ms (this thread and the sources' threads); "
+	       "kdamond share %.1f ms; write faults caused %llu (about %.1f ms in the program's threads); "
+	       "all together %.2f%% of a core since start, %.2f%% lately (budget bg_cpu %.2f%%); "
+	       "per period: cost p50 %.0f us, p99 %.0f us; work p50 %.0f us, p99 %.0f us\n",
 	    s->bg_running ? "running" : "not running", (unsigned long long)s->bg_periods,
-	    (double)s->bg_cpu_ns / 1e6, s->bg_share * 100.0);
+	    (double)s->bg_cpu_ns / 1e6, (double)s->bg_kernel_ns / 1e6,
+	    (unsigned long long)(s->faults[TIER_SRC_PAGEMAP]), (double)s->bg_fault_ns / 1e6,
+	    s->bg_share * 100.0, s->bg_recent * 100.0, tier_settings.bg_cpu * 100.0, (double)s->cost_p50 / 1e3,
+	    (double)s->cost_p99 / 1e3, (double)s->wall_p50 / 1e3, (double)s->wall_p99 / 1e3);
+	put(o, "monitor: %s; watched %u blocks, cold reservoir %u; allowance %.0f us per period, "
+	       "%.1f ms spent in all; "
+	       "sweep: %llu passes, the last over %llu blocks in %llu periods (%.1f s); floors:",
+	    s->mon.idle ? "cheap watch (nothing could move)" : "tracking", s->mon.watched, s->mon.cold,
+	    (double)s->mon.allowance_ns / 1e3, (double)s->mon.spent_ns / 1e6, (unsigned long long)s->mon.passes,
+	    (unsigned long long)s->mon.pass_blocks,
+	    (unsigned long long)s->mon.pass_periods,
+	    (double)s->mon.pass_periods * tier_settings.period_ms / 1000.0);
+	for (unsigned i = 0; i < TIER_SRC_COUNT; i++)
+		put(o, " %s %.3f%s", tier_source_name(i), (double)s->mon.floor[i], i + 1 < TIER_SRC_COUNT ? "," : "");
+	put(o, "; cut %.3f\n", (double)s->mon.cut);
+	put(o, "hot set (advisor): tracked %zu MiB; seen accessed in the last 1 s %.1f MiB, 10 s %.1f MiB, "
+	       "60 s %.1f MiB; fast tier for 90%% of accesses %.1f MiB, 95%% %.1f MiB, 99%% %.1f MiB\n",
+	    (size_t)(s->adv.tracked >> 20), (double)s->adv.seen[0] / 1048576.0, (double)s->adv.seen[1] / 1048576.0,
+	    (double)s->adv.seen[2] / 1048576.0, (double)s->adv.size[0] / 1048576.0,
+	    (double)s->adv.size[1] / 1048576.0, (double)s->adv.size[2] / 1048576.0);
 	put(o, "metadata: jemalloc %zu bytes committed (fast tier, outside fast_limit), tiermalloc "
 	       "%zu bytes\n",
 	    s->meta, s->pool);
@@ -247,9 +311,30 @@ static void print_json(struct out *o, const struct snap *s)
 	    (unsigned long long)s->mig.demoted_bytes, (unsigned long long)s->mig.demoted_blocks,
 	    (unsigned long long)s->mig.moved_pages, (unsigned long long)s->mig.failed_pages,
 	    (unsigned long long)s->mig.ns);
-	put(o, "\"background\":{\"running\":%s,\"periods\":%llu,\"cpu_ns\":%llu,\"core_share\":%.5f},",
+	put(o, "\"background\":{\"running\":%s,\"periods\":%llu,\"cpu_ns\":%llu,\"kernel_ns\":%llu,"
+	       "\"fault_ns\":%llu,\"faults\":%llu,\"core_share\":%.5f,\"recent_share\":%.5f,\"budget\":%.5f,"
+	       "\"period_cost_p50_ns\":%llu,\"period_cost_p99_ns\":%llu,\"period_work_p50_ns\":%llu,"
+	       "\"period_work_p99_ns\":%llu},",
 	    s->bg_running ? "true" : "false", (unsigned long long)s->bg_periods,
-	    (unsigned long long)s->bg_cpu_ns, s->bg_share);
+	    (unsigned long long)s->bg_cpu_ns, (unsigned long long)s->bg_kernel_ns,
+	    (unsigned long long)s->bg_fault_ns, (unsigned long long)s->faults[TIER_SRC_PAGEMAP], s->bg_share,
+	    s->bg_recent, tier_settings.bg_cpu, (unsigned long long)s->cost_p50,
+	    (unsigned long long)s->cost_p99, (unsigned long long)s->wall_p50, (unsigned long long)s->wall_p99);
+	put(o, "\"monitor\":{\"idle\":%s,\"watched\":%u,\"cold\":%u,\"allowance_ns\":%llu,\"spent_ns\":%llu,"
+	       "\"passes\":%llu,"
+	       "\"pass_blocks\":%llu,\"pass_periods\":%llu,\"cut\":%.5f,\"floors\":{",
+	    s->mon.idle ? "true" : "false", s->mon.watched, s->mon.cold,
+	    (unsigned long long)s->mon.allowance_ns, (unsigned long long)s->mon.spent_ns,
+	    (unsigned long long)s->mon.passes, (unsigned long long)s->mon.pass_blocks,
+	    (unsigned long long)s->mon.pass_periods, (double)s->mon.cut);
+	for (unsigned i = 0; i < TIER_SRC_COUNT; i++)
+		put(o, "%s\"%s\":%.5f", i ? "," : "", tier_source_name(i), (double)s->mon.floor[i]);
+	put(o, "}},\"advise\":{\"tracked\":%llu,\"seen_1s\":%llu,\"seen_10s\":%llu,\"seen_60s\":%llu,"
+	       "\"size_90\":%llu,\"size_95\":%llu,\"size_99\":%llu},",
+	    (unsigned long long)s->adv.tracked, (unsigned long long)s->adv.seen[0],
+	    (unsigned long long)s->adv.seen[1], (unsigned long long)s->adv.seen[2],
+	    (unsigned long long)s->adv.size[0], (unsigned long long)s->adv.size[1],
+	    (unsigned long long)s->adv.size[2]);
 	put(o, "\"metadata\":{\"jemalloc\":%zu,\"tiermalloc\":%zu}}}\n", s->meta, s->pool);
 }
 

@@ -1,0 +1,60 @@
+#include "budget.h"
+
+/* Moving averages over about eight periods: one period's CPU time is
+ * noisy (a page-fault burst, a TLB shootdown that waits on a busy CPU). */
+#define ALPHA 0.125
+/* The scheduled part keeps at least this share of the budget, so that
+ * every block is still visited when the rest costs much. */
+#define SCHED_MIN_SHARE 0.25
+/* Push advice: sample less above this share of the budget for the rest,
+ * more below the low mark; then wait before advising again (a source's
+ * new rate takes a few periods to show). */
+#define PUSH_HIGH 0.75
+#define PUSH_LOW 0.3
+#define PUSH_HOLD 20
+
+static double ewma(double avg, double x) { return avg + ALPHA * (x - avg); }
+
+void tier_budget_init(struct tier_budget *b, double target, double period_ns)
+{
+	*b = (struct tier_budget){.target = target, .allowance_ns = target * period_ns};
+}
+
+void tier_budget_update(struct tier_budget *b, double sched_ns, double other_ns, double wall_ns)
+{
+	if (wall_ns <= 0)
+		return;
+	if (!b->warm) {
+		b->sched_ns = sched_ns;
+		b->other_ns = other_ns;
+		b->wall_ns = wall_ns;
+		b->warm = true;
+	} else {
+		b->sched_ns = ewma(b->sched_ns, sched_ns);
+		b->other_ns = ewma(b->other_ns, other_ns);
+		b->wall_ns = ewma(b->wall_ns, wall_ns);
+	}
+	b->share = (b->sched_ns + b->other_ns) / b->wall_ns;
+	double budget = b->target * b->wall_ns;
+	double left = budget - b->other_ns;
+	/* the monitor overspent (a visit cannot be cut in half): pay it back */
+	left -= b->sched_ns > b->allowance_ns ? b->sched_ns - b->allowance_ns : 0;
+	b->allowance_ns = left > SCHED_MIN_SHARE * budget ? left : SCHED_MIN_SHARE * budget;
+
+	b->push_dir = 0;
+	if (b->hold) {
+		b->hold--;
+		return;
+	}
+	if (b->other_ns > PUSH_HIGH * budget)
+		b->push_dir = -1;
+	else if (b->other_ns < PUSH_LOW * budget && b->share < b->target)
+		b->push_dir = 1;
+	if (b->push_dir)
+		b->hold = PUSH_HOLD;
+}
+
+uint64_t tier_budget_allowance(const struct tier_budget *b)
+{
+	return (uint64_t)b->allowance_ns;
+}

@@ -1,0 +1,39 @@
+/* The CPU budget of all background work (knob bg_cpu, a share of one
+ * core): each period reports what it cost, and the controller answers how
+ * much time the monitor may spend looking at blocks in the next one.
+ * Pure logic, unit-tested with a model of the costs.
+ *
+ * Costs are split in two: the scheduled part, which the monitor spends
+ * visiting blocks (pull-source calls, the write faults they find, folding)
+ * and stops when its allowance is used, and the rest (push sources, their
+ * threads and kernel threads, policy, migration), which it cannot cut
+ * short.  The allowance is what the budget leaves after the rest (moving
+ * averages), and never less than a quarter of the budget, so that every
+ * block is still visited.  When the rest alone eats most of the budget,
+ * the controller asks the push sources to sample less (and more again
+ * when there is room). */
+#ifndef TIER_BUDGET_H
+#define TIER_BUDGET_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct tier_budget {
+	double target;          /* share of one core */
+	double allowance_ns;    /* what the monitor may spend next period */
+	/* moving averages, per period */
+	double sched_ns, other_ns, wall_ns;
+	double share;           /* measured share of a core (all costs) */
+	bool warm;              /* the averages hold data */
+	int push_dir;           /* advice to the push sources: -1 less, +1 more, 0 keep */
+	unsigned hold;          /* periods until the next push advice may be given */
+};
+
+void tier_budget_init(struct tier_budget *b, double target, double period_ns);
+/* One period: what the monitor spent (ns), what everything else cost, and
+ * the period's wall length (ns). */
+void tier_budget_update(struct tier_budget *b, double sched_ns, double other_ns, double wall_ns);
+/* What the monitor may spend in the next period, ns. */
+uint64_t tier_budget_allowance(const struct tier_budget *b);
+
+#endif

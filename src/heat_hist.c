@@ -1,0 +1,120 @@
+#include <math.h>
+
+#include "heat_hist.h"
+
+int tier_hist_bucket(float heat)
+{
+	if (!(heat >= exp2f(TIER_HIST_MIN_LOG2)))
+		return 0; /* also NaN */
+	int k = 1 + (int)floorf((log2f(heat) - TIER_HIST_MIN_LOG2) * TIER_HIST_STEPS);
+	if (k < 1)
+		k = 1;
+	return k >= TIER_HIST_BUCKETS ? TIER_HIST_BUCKETS - 1 : k;
+}
+
+float tier_hist_lower(int k)
+{
+	return k <= 0 ? 0.0f : exp2f(TIER_HIST_MIN_LOG2 + (float)(k - 1) / TIER_HIST_STEPS);
+}
+
+float tier_hist_upper(int k)
+{
+	return exp2f(TIER_HIST_MIN_LOG2 + (float)k / TIER_HIST_STEPS);
+}
+
+float tier_hist_mid(int k)
+{
+	return k <= 0 ? 0.0f : exp2f(TIER_HIST_MIN_LOG2 + ((float)k - 0.5f) / TIER_HIST_STEPS);
+}
+
+void tier_hist_add(struct tier_hist *h, int bucket, uint64_t pages)
+{
+	h->pages[bucket] += pages;
+	h->total += pages;
+}
+
+void tier_hist_sub(struct tier_hist *h, int bucket, uint64_t pages)
+{
+	/* never below zero, whatever a caller got wrong */
+	uint64_t p = pages < h->pages[bucket] ? pages : h->pages[bucket];
+	h->pages[bucket] -= p;
+	h->total -= p < h->total ? p : h->total;
+}
+
+static uint64_t pages_in(const struct tier_hist *const *h, int n, int k)
+{
+	uint64_t s = 0;
+	for (int i = 0; i < n; i++)
+		s += h[i]->pages[k];
+	return s;
+}
+
+float tier_hist_cut(const struct tier_hist *const *h, int n, uint64_t pages)
+{
+	uint64_t acc = 0;
+	for (int k = TIER_HIST_BUCKETS - 1; k >= 1; k--) {
+		uint64_t in = pages_in(h, n, k);
+		if (acc + in > pages) {
+			/* a share of this bucket fits: interpolate in log space */
+			double frac = in ? (double)(pages - acc) / (double)in : 0.0;
+			double lo = log2(tier_hist_lower(k)), hi = log2(tier_hist_upper(k));
+			return (float)exp2(hi - frac * (hi - lo));
+		}
+		acc += in;
+	}
+	return 0.0f;
+}
+
+void tier_hist_curve(const struct tier_hist *const *h, int n, const double *f, int nf,
+                     uint64_t *out)
+{
+	double total = 0;
+	for (int k = 1; k < TIER_HIST_BUCKETS; k++)
+		total += (double)pages_in(h, n, k) * tier_hist_mid(k);
+	for (int i = 0; i < nf; i++) {
+		out[i] = 0;
+		if (total <= 0)
+			continue;
+		double want = f[i] * total, acc = 0;
+		uint64_t pages = 0;
+		for (int k = TIER_HIST_BUCKETS - 1; k >= 1; k--) {
+			uint64_t in = pages_in(h, n, k);
+			double mass = (double)in * tier_hist_mid(k);
+			if (acc + mass >= want) {
+				/* the part of this bucket that completes the share */
+				double need = mass > 0 ? (want - acc) / mass : 0;
+				pages += (uint64_t)ceil(need * (double)in);
+				break;
+			}
+			acc += mass;
+			pages += in;
+		}
+		out[i] = pages;
+	}
+}
+
+void tier_rate_hist_add(struct tier_rate_hist *h, float rate, double weight)
+{
+	h->w[tier_hist_bucket(rate)] += weight;
+	h->total += weight;
+}
+
+void tier_rate_hist_decay(struct tier_rate_hist *h, double factor)
+{
+	for (int k = 0; k < TIER_HIST_BUCKETS; k++)
+		h->w[k] *= factor;
+	h->total *= factor;
+}
+
+float tier_rate_hist_quantile(const struct tier_rate_hist *h, double q)
+{
+	if (h->total <= 0)
+		return 0.0f;
+	double acc = 0;
+	for (int k = 0; k < TIER_HIST_BUCKETS; k++) {
+		acc += h->w[k];
+		if (acc >= q * h->total)
+			return tier_hist_lower(k);
+	}
+	return tier_hist_lower(TIER_HIST_BUCKETS - 1);
+}

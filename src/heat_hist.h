@@ -1,0 +1,57 @@
+/* Heat histograms: pages counted by heat in log-spaced buckets, kept up to
+ * date one block at a time, so that thresholds and the hot-set curve are
+ * read in O(buckets) instead of sorting every block.  Pure logic. */
+#ifndef TIER_HEAT_HIST_H
+#define TIER_HEAT_HIST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Bucket 0 holds heat below 2^TIER_HIST_MIN_LOG2 (no measurable access);
+ * bucket k >= 1 holds [2^(MIN + (k-1)/STEPS), 2^(MIN + k/STEPS)); the last
+ * bucket also holds everything hotter. */
+#define TIER_HIST_BUCKETS 64
+#define TIER_HIST_STEPS 4     /* buckets per doubling */
+#define TIER_HIST_MIN_LOG2 (-12)
+
+int tier_hist_bucket(float heat);
+/* Lower and upper bound of bucket k (bucket 0: 0 and 2^MIN). */
+float tier_hist_lower(int k);
+float tier_hist_upper(int k);
+/* The heat a bucket stands for (its geometric middle; 0 for bucket 0). */
+float tier_hist_mid(int k);
+
+struct tier_hist {
+	uint64_t pages[TIER_HIST_BUCKETS];
+	uint64_t total;
+};
+
+void tier_hist_add(struct tier_hist *h, int bucket, uint64_t pages);
+void tier_hist_sub(struct tier_hist *h, int bucket, uint64_t pages);
+
+/* The smallest heat h such that the pages of all histograms with heat at
+ * least h do not exceed `pages`: the cut that the fastest `pages` pages
+ * would hold (interpolated inside the bucket where it falls).  Returns 0
+ * when everything fits. */
+float tier_hist_cut(const struct tier_hist *const *h, int n, uint64_t pages);
+
+/* The hot-set curve over the combined histograms: for each fraction f[i]
+ * (0 < f <= 1) of all accesses (pages x heat), the pages that the hottest
+ * memory needs to hold that share (out[i]).  0 when nothing is hot. */
+void tier_hist_curve(const struct tier_hist *const *h, int n, const double *f, int nf,
+                     uint64_t *out);
+
+/* A decaying histogram of observed rates, weighted by pages: for each
+ * source's floor (the rate its coldest memory shows). */
+struct tier_rate_hist {
+	double w[TIER_HIST_BUCKETS];
+	double total;
+};
+void tier_rate_hist_add(struct tier_rate_hist *h, float rate, double weight);
+void tier_rate_hist_decay(struct tier_rate_hist *h, double factor);
+/* The rate below which `q` of the weight lies (lower bound of its bucket;
+ * 0 when that bucket is the zero bucket or the histogram is empty). */
+float tier_rate_hist_quantile(const struct tier_rate_hist *h, double q);
+
+#endif

@@ -1,0 +1,744 @@
+/* The monitor (see monitor.h).  Everything here runs in the background
+ * thread under the balance lock, except tier_monitor_seen_pages (stats). */
+#define _GNU_SOURCE
+#include <math.h>
+#include <string.h>
+
+#include "heat.h"
+#include "migrate.h"
+#include "monitor.h"
+
+struct tier_monitor_stats tier_monitor_stats;
+
+/* With a pull source, a block is armed once and then measured at each
+ * visit, which re-arms what was written.  The armed part is a slice sized
+ * from the block's last measurement, so that a visit finds about
+ * FAULT_TARGET written pages: every one of them cost the program a write
+ * fault (0.5-1 us natively, 12-20 us in the VMs these tests run on),
+ * which is most of what tracking costs.  A busy block is measured on a
+ * few pages (counted for the whole block), a quiet one whole. */
+#define FAULT_TARGET 4.0f
+#define SLICE_MIN 8u   /* pages */
+#define SLICE_FIRST 16u /* a block's first slice: its rate is unknown */
+#define WATCH_MAX 8192
+#define COLD_MAX 2048
+/* The watch list takes at most this share of the allowance; the sweep
+ * keeps the rest, so the pass length stays bounded. */
+#define WATCH_SHARE 0.5
+/* Floors come from sweep visits, forgotten with this weight per period. */
+#define FLOOR_DECAY 0.97
+#define FLOOR_QUANTILE 0.1
+/* Advisor time slots. */
+#define SLOT_MS 250
+#define NSLOTS 256
+
+struct ref {
+	struct tier_mapping *m;
+	uint32_t b;
+};
+
+static struct {
+	uint32_t period;
+	double decay;
+	struct ref watch[WATCH_MAX];
+	uint32_t nwatch, rot;
+	struct ref cold[COLD_MAX];
+	uint32_t ncold;
+	uint64_t sched_ns; /* this period: pull sources' CPU and the faults they found */
+	/* sweep cursor: the next block to visit */
+	struct tier_mapping *cm;
+	uint64_t cseq;
+	uint32_t cb;
+	uint32_t pass_start;
+	uint64_t pass_blocks;
+	struct tier_hist hist[TIER_MAX_TIERS];
+	struct tier_rate_hist rates[TIER_SRC_COUNT];
+	float floor[TIER_SRC_COUNT];
+	float watch_in, watch_out; /* heat to enter / stay on the watch list */
+	uint32_t rng;
+	bool idle;
+	/* advisor: pages per time slot of their last access */
+	_Atomic uint64_t seen[NSLOTS];
+	_Atomic uint32_t slot_now; /* absolute slot number of now (>= 1) */
+} mon = {.rng = 2463534242u};
+
+static uint32_t rnd(void)
+{
+	mon.rng ^= mon.rng << 13;
+	mon.rng ^= mon.rng >> 17;
+	mon.rng ^= mon.rng << 5;
+	return mon.rng;
+}
+
+static struct tier_block *blk_of(const struct ref *r) { return &r->m->blocks[r->b]; }
+
+/* ------------------------------------------------------------ lists */
+
+static void list_del(struct ref *v, uint32_t *n, struct tier_block *blk, uint8_t flag)
+{
+	uint32_t i = blk->list_idx;
+	blk->flags &= (uint8_t)~flag;
+	if (i >= *n)
+		return;
+	v[i] = v[--*n];
+	if (i < *n)
+		blk_of(&v[i])->list_idx = i;
+}
+
+static bool list_add(struct ref *v, uint32_t *n, uint32_t cap, struct tier_mapping *m, uint32_t b,
+		     uint8_t flag)
+{
+	if (*n == cap)
+		return false;
+	v[*n] = (struct ref){m, b};
+	m->blocks[b].list_idx = (*n)++;
+	m->blocks[b].flags |= flag;
+	return true;
+}
+
+static void unlist(struct tier_block *blk)
+{
+	if (blk->flags & TIER_BF_WATCH)
+		list_del(mon.watch, &mon.nwatch, blk, TIER_BF_WATCH);
+	if (blk->flags & TIER_BF_COLD)
+		list_del(mon.cold, &mon.ncold, blk, TIER_BF_COLD);
+}
+
+/* A full list makes room by evicting, of a few entries picked at random,
+ * the one that `better` prefers to lose, if it loses to the newcomer. */
+static bool evict_for(struct ref *v, uint32_t *n, uint8_t flag, float heat, bool keep_hot)
+{
+	uint32_t pick = UINT32_MAX;
+	for (int k = 0; k < 4; k++) {
+		uint32_t i = rnd() % *n;
+		float h = v[i].m->blocks[v[i].b].heat;
+		if (pick == UINT32_MAX || (keep_hot ? h < blk_of(&v[pick])->heat : h > blk_of(&v[pick])->heat))
+			pick = i;
+	}
+	float h = blk_of(&v[pick])->heat;
+	if (keep_hot ? h >= heat : h <= heat)
+		return false;
+	list_del(v, n, blk_of(&v[pick]), flag);
+	return true;
+}
+
+static void watch(struct tier_mapping *m, uint32_t b)
+{
+	struct tier_block *blk = &m->blocks[b];
+	if (blk->flags & TIER_BF_WATCH)
+		return;
+	if (blk->flags & TIER_BF_COLD)
+		list_del(mon.cold, &mon.ncold, blk, TIER_BF_COLD);
+	if (mon.nwatch == WATCH_MAX && !evict_for(mon.watch, &mon.nwatch, TIER_BF_WATCH, blk->heat, true))
+		return;
+	list_add(mon.watch, &mon.nwatch, WATCH_MAX, m, b, TIER_BF_WATCH);
+}
+
+/* Keep the lists right for a block just folded. */
+static void classify(struct tier_mapping *m, uint32_t b, int tier)
+{
+	struct tier_block *blk = &m->blocks[b];
+	bool moved = blk->moved_epoch && blk->moved_epoch + TIER_WATCH_MOVED > mon.period;
+	bool movable = tier_block_movable(m, b);
+	if (blk->flags & TIER_BF_WATCH) {
+		if (!moved && (blk->heat < mon.watch_out || !movable))
+			list_del(mon.watch, &mon.nwatch, blk, TIER_BF_WATCH);
+		else
+			return;
+	}
+	if (!movable) {
+		unlist(blk);
+		return;
+	}
+	if (blk->heat >= mon.watch_in || moved) {
+		watch(m, b);
+		return;
+	}
+	/* cold: on the fast tier, a candidate for making room */
+	if (tier != 0) {
+		if (blk->flags & TIER_BF_COLD)
+			list_del(mon.cold, &mon.ncold, blk, TIER_BF_COLD);
+		return;
+	}
+	if (blk->flags & TIER_BF_COLD)
+		return;
+	if (mon.ncold == COLD_MAX && !evict_for(mon.cold, &mon.ncold, TIER_BF_COLD, blk->heat, false))
+		return;
+	list_add(mon.cold, &mon.ncold, COLD_MAX, m, b, TIER_BF_COLD);
+}
+
+/* ------------------------------------------------------------ histograms */
+
+static void hist_set(struct tier_block *blk, int tier, int bucket, uint32_t pages)
+{
+	if (blk->hist_tier)
+		tier_hist_sub(&mon.hist[blk->hist_tier - 1], blk->hist_bucket, blk->hist_pages);
+	blk->hist_tier = 0;
+	if (tier < 0 || tier >= TIER_MAX_TIERS || !pages)
+		return;
+	tier_hist_add(&mon.hist[tier], bucket, pages);
+	blk->hist_tier = (uint8_t)(tier + 1);
+	blk->hist_bucket = (uint8_t)bucket;
+	blk->hist_pages = (uint16_t)pages;
+}
+
+const struct tier_hist *tier_monitor_hist(int tier)
+{
+	return tier >= 0 && tier < TIER_MAX_TIERS ? &mon.hist[tier] : NULL;
+}
+
+/* ------------------------------------------------------------ advisor slots */
+
+static uint32_t slot_of_now(void)
+{
+	return (uint32_t)(tier_clock_ns(CLOCK_MONOTONIC) / (SLOT_MS * 1000000ull)) + 1;
+}
+
+/* Move the ring to now: slots that fall out of it are emptied. */
+static void slots_advance(void)
+{
+	uint32_t now = slot_of_now(), old = atomic_load(&mon.slot_now);
+	if (!old) {
+		atomic_store(&mon.slot_now, now);
+		return;
+	}
+	for (uint32_t s = old + 1; s <= now && s - old <= NSLOTS; s++)
+		atomic_store(&mon.seen[s % NSLOTS], 0);
+	atomic_store(&mon.slot_now, now);
+}
+
+static void seen_drop(struct tier_block *blk)
+{
+	uint32_t now = atomic_load(&mon.slot_now);
+	if (blk->seen_slot && now - blk->seen_slot < NSLOTS) {
+		_Atomic uint64_t *c = &mon.seen[blk->seen_slot % NSLOTS];
+		uint64_t cur = atomic_load(c);
+		atomic_store(c, cur > blk->seen_pages ? cur - blk->seen_pages : 0);
+	}
+	blk->seen_slot = 0;
+	blk->seen_pages = 0;
+}
+
+/* The block was seen accessed now: its pages move to the current slot. */
+static void seen_mark(struct tier_block *blk, uint32_t pages)
+{
+	seen_drop(blk);
+	uint32_t now = atomic_load(&mon.slot_now);
+	atomic_fetch_add(&mon.seen[now % NSLOTS], pages);
+	blk->seen_slot = now;
+	blk->seen_pages = (uint16_t)pages;
+}
+
+uint64_t tier_monitor_seen_pages(uint64_t ms)
+{
+	uint32_t now = atomic_load(&mon.slot_now);
+	if (!now)
+		return 0;
+	uint64_t n = (ms + SLOT_MS - 1) / SLOT_MS, sum = 0;
+	if (n > NSLOTS)
+		n = NSLOTS;
+	for (uint64_t k = 0; k < n && k < now; k++)
+		sum += atomic_load(&mon.seen[(now - k) % NSLOTS]);
+	return sum;
+}
+
+/* ------------------------------------------------------------ folding */
+
+/* A block that is empty (or was emptied and placed again): drop what we
+ * knew of it.  Its armed slice stays armed: the next measure re-arms. */
+static void reset(struct tier_block *blk)
+{
+	unlist(blk);
+	hist_set(blk, -1, 0, 0);
+	seen_drop(blk);
+	blk->heat = 0;
+	for (int i = 0; i < TIER_SRC_COUNT; i++) {
+		blk->rate[i] = 0;
+		atomic_store_explicit(&blk->samples[i], 0, memory_order_relaxed);
+	}
+	blk->fold_period = 0;
+	blk->flags &= (uint8_t)~TIER_BF_PULLED;
+}
+
+/* Fold what the sources saw of block b into its heat.  pulled: a pull
+ * source measured it now, over the periods since pull_period; sweep: an
+ * unbiased visit, whose rates feed the floors. */
+static void fold(struct tier_mapping *m, uint32_t b, bool pulled, bool sweep)
+{
+	struct tier_block *blk = &m->blocks[b];
+	if (blk->fold_period == mon.period && !pulled)
+		return; /* folded already this period */
+	uint32_t st = atomic_load_explicit(&blk->state, memory_order_relaxed);
+	uint32_t pages = st & TIER_BS_PAGES, plc = atomic_load_explicit(&blk->placements, memory_order_relaxed);
+	int tier = TIER_BS_TIER(st);
+	if (!pages || tier < 0 || m->meta) {
+		reset(blk);
+		return;
+	}
+	if (plc != blk->seen_placements) {
+		reset(blk); /* new data in recycled memory */
+		blk->seen_placements = plc;
+	}
+	bool first = blk->fold_period == 0;
+	bool push = blk->fold_period != mon.period; /* push reports not folded yet this period */
+	uint32_t span = first ? 1 : mon.period - blk->fold_period;
+	if (!span)
+		span = 1;
+	double d = pow(mon.decay, span);
+	uintptr_t addr = tier_block_addr(m, b);
+	float heat = 0;
+	bool seen = false;
+	for (int i = 0; i < TIER_SRC_COUNT; i++) {
+		bool pull = i == TIER_SRC_PAGEMAP;
+		if (pull ? !pulled : !push)
+			goto sum;
+		uint32_t s = atomic_exchange_explicit(&blk->samples[i], 0, memory_order_relaxed);
+		float r;
+		if (pull) {
+			/* the share of pages written over the window since the
+			 * slice was armed, as a rate per period (a page written
+			 * at rate r is found written with probability
+			 * 1 - exp(-r w)); a share near 1 only says "at least
+			 * this hot" */
+			uint32_t w = mon.period - blk->pull_period;
+			if (!w)
+				w = 1;
+			float f = (float)s / (float)(pages * TIER_HEAT_UNIT);
+			if (f > 0.95f)
+				f = 0.95f;
+			r = -log1pf(-f) / (float)w;
+			double dw = pow(mon.decay, w);
+			blk->rate[i] = (blk->flags & TIER_BF_PULLED) ? (float)(blk->rate[i] * dw + r * (1.0 - dw)) : r;
+			blk->flags |= TIER_BF_PULLED;
+		} else {
+			r = (float)s / (float)(pages * TIER_HEAT_UNIT * span) + tier_heat_coarse_rate(i, addr);
+			blk->rate[i] = first ? r : (float)(blk->rate[i] * d + r * (1.0 - d));
+		}
+		if (r > 1e-6f)
+			seen = true;
+		if (sweep)
+			tier_rate_hist_add(&mon.rates[i], r, pages);
+	sum:;
+		float over = blk->rate[i] - mon.floor[i];
+		if (over > 0)
+			heat += over;
+	}
+	blk->heat = heat < 1e-6f ? 0.0f : heat;
+	blk->fold_period = mon.period;
+	if (seen)
+		seen_mark(blk, pages);
+	hist_set(blk, tier, tier_hist_bucket(blk->heat), pages);
+	classify(m, b, tier);
+	atomic_fetch_add_explicit(&tier_monitor_stats.folds, 1, memory_order_relaxed);
+}
+
+static void fold_touched(struct tier_mapping *m, uint32_t b, void *ctx)
+{
+	(void)ctx;
+	fold(m, b, false, false);
+}
+
+/* ------------------------------------------------------------ visiting */
+
+/* Two ways to measure a block with a pull source:
+ *   quiet blocks stay armed: each visit lists what was written since the
+ *     last one and re-arms just that (one call, a page-table walk, and a
+ *     fault for each page written since); the window is the time between
+ *     visits (a pass, for the sweep);
+ *   busy blocks, whose pages would all be written over such a window
+ *     (memory written at any steady rate saturates "written since"), are
+ *     measured over one period: a visit arms a slice, and the next period
+ *     lists what was written there, without re-arming (two calls; the
+ *     block then pays no faults until its next visit).
+ * Either way the slice is sized so that a measurement finds about
+ * FAULT_TARGET written pages. */
+#define PENDING_MAX 4096
+static struct {
+	struct tier_mapping *m;
+	uint32_t b;
+	bool sweep;
+} pending[PENDING_MAX];
+static uint32_t npending;
+
+/* Pull-source calls; what they cost is timed by the visit loops, and the
+ * faults a measure found are added here. */
+static void measure(struct tier_mapping *m, uintptr_t lo, uintptr_t hi, uint32_t mult, bool rearm)
+{
+	mon.sched_ns += tier_heat_measure(m, lo, hi, mult, rearm);
+}
+
+static void slice_range(struct tier_mapping *m, uint32_t b, uint32_t first, uint32_t n, uintptr_t *lo,
+			uintptr_t *hi)
+{
+	*lo = tier_block_addr(m, b) + ((uintptr_t)first << TIER_PAGE_SHIFT);
+	*hi = *lo + ((uintptr_t)n << TIER_PAGE_SHIFT);
+	if (*hi > m->base + m->size)
+		*hi = m->base + m->size;
+	if (*lo > *hi)
+		*lo = *hi;
+}
+
+/* A power of two in [SLICE_MIN, a block] near `pages`, rounded down. */
+static uint32_t pow2_pages(float pages)
+{
+	uint32_t p = SLICE_MIN;
+	while ((float)(p * 2) <= pages && p < TIER_PAGES_PER_BLOCK)
+		p *= 2;
+	return p;
+}
+
+/* Arm (part of) block b: n pages, another part of it than last time. */
+static void arm_slice(struct tier_mapping *m, uint32_t b, uint32_t n)
+{
+	struct tier_block *blk = &m->blocks[b];
+	uint32_t slots = TIER_PAGES_PER_BLOCK / n;
+	uint32_t k = blk->pull_pages ? (blk->pull_first / n + 1 + (b % 2)) % slots : b % slots;
+	blk->pull_first = (uint16_t)(k * n);
+	blk->pull_pages = (uint16_t)n;
+	uintptr_t lo, hi;
+	slice_range(m, b, blk->pull_first, n, &lo, &hi);
+	tier_heat_arm(m, lo, hi);
+	blk->pull_period = mon.period;
+}
+
+/* After a measurement: how the block is measured next time.  r: the rate
+ * just folded (per page per period). */
+static void next_mode(struct tier_mapping *m, uint32_t b, bool was_busy)
+{
+	struct tier_block *blk = &m->blocks[b];
+	float r = blk->rate[TIER_SRC_PAGEMAP];
+	float f1 = 1.0f - expf(-r); /* share written in one period */
+	if (f1 * TIER_PAGES_PER_BLOCK <= FAULT_TARGET / 2) {
+		/* quiet: keep it armed whole from now on */
+		blk->flags &= (uint8_t)~TIER_BF_BUSY;
+		if (was_busy || blk->pull_pages != TIER_PAGES_PER_BLOCK) {
+			blk->pull_pages = 0;
+			arm_slice(m, b, TIER_PAGES_PER_BLOCK);
+		}
+		return;
+	}
+	/* busy: next visit arms a slice for one period */
+	blk->flags |= TIER_BF_BUSY;
+	blk->pull_pages = (uint16_t)pow2_pages(FAULT_TARGET / f1);
+}
+
+/* Whole quiet blocks measured together: one scan over adjacent blocks. */
+static struct {
+	struct tier_mapping *m;
+	uint32_t b0, n;
+	bool sweep;
+} run;
+
+static void run_flush(void)
+{
+	if (!run.n)
+		return;
+	uint64_t t0 = tier_clock_ns(CLOCK_MONOTONIC);
+	uintptr_t lo = tier_block_addr(run.m, run.b0), hi = tier_block_addr(run.m, run.b0 + run.n);
+	if (hi > run.m->base + run.m->size)
+		hi = run.m->base + run.m->size;
+	measure(run.m, lo, hi, 1, true);
+	for (uint32_t b = run.b0; b < run.b0 + run.n; b++) {
+		fold(run.m, b, true, run.sweep);
+		run.m->blocks[b].pull_period = mon.period;
+		next_mode(run.m, b, false);
+	}
+	run.n = 0;
+	mon.sched_ns += tier_clock_ns(CLOCK_MONOTONIC) - t0;
+}
+
+/* Measure what was armed for one period (busy blocks), at the start of
+ * the period after. */
+static void measure_pending(void)
+{
+	uint64_t t0 = tier_clock_ns(CLOCK_MONOTONIC);
+	for (uint32_t i = 0; i < npending; i++) {
+		struct tier_mapping *m = pending[i].m;
+		if (!m)
+			continue;
+		uint32_t b = pending[i].b;
+		struct tier_block *blk = &m->blocks[b];
+		blk->flags &= (uint8_t)~TIER_BF_PENDING;
+		uintptr_t lo, hi;
+		slice_range(m, b, blk->pull_first, blk->pull_pages, &lo, &hi);
+		measure(m, lo, hi, TIER_PAGES_PER_BLOCK / blk->pull_pages, false);
+		fold(m, b, true, pending[i].sweep);
+		blk->pull_period = mon.period;
+		next_mode(m, b, true);
+	}
+	npending = 0;
+	mon.sched_ns += tier_clock_ns(CLOCK_MONOTONIC) - t0;
+}
+
+/* Look at block b now, with a pull source (measure it, or arm it for a
+ * measurement next period), or without (fold what push sources
+ * reported). */
+static void visit(struct tier_mapping *m, uint32_t b, bool pull, bool sweep)
+{
+	struct tier_block *blk = &m->blocks[b];
+	uint32_t pages = atomic_load_explicit(&blk->state, memory_order_relaxed) & TIER_BS_PAGES;
+	if (!pull || !pages || m->meta) {
+		fold(m, b, false, sweep);
+		return;
+	}
+	if ((blk->flags & TIER_BF_PENDING) || blk->pull_period == mon.period)
+		return; /* armed or measured this period already */
+	if (!blk->pull_pages || (blk->flags & TIER_BF_BUSY)) {
+		/* a first look, or a busy block: one period's measurement */
+		if (npending == PENDING_MAX)
+			return;
+		fold(m, b, false, false); /* push reports meanwhile */
+		uint32_t n = blk->pull_pages ? blk->pull_pages : SLICE_FIRST;
+		if (blk->flags & TIER_BF_BUSY)
+			blk->pull_pages = 0; /* pull_pages held the next size: move the slice */
+		arm_slice(m, b, n);
+		blk->flags |= TIER_BF_PENDING | TIER_BF_BUSY;
+		pending[npending].m = m;
+		pending[npending].b = b;
+		pending[npending++].sweep = sweep;
+		return;
+	}
+	if (blk->pull_pages == TIER_PAGES_PER_BLOCK) { /* join the run of whole quiet blocks */
+		if (run.n && (run.m != m || run.b0 + run.n != b || run.sweep != sweep))
+			run_flush();
+		if (!run.n) {
+			run.m = m;
+			run.b0 = b;
+			run.sweep = sweep;
+		}
+		run.n++;
+		return;
+	}
+	uintptr_t lo, hi;
+	slice_range(m, b, blk->pull_first, blk->pull_pages, &lo, &hi);
+	measure(m, lo, hi, TIER_PAGES_PER_BLOCK / blk->pull_pages, true);
+	fold(m, b, true, sweep);
+	blk->pull_period = mon.period;
+	next_mode(m, b, false);
+}
+
+/* Time one visit into the period's spending. */
+static void timed_visit(struct tier_mapping *m, uint32_t b, bool pull, bool sweep)
+{
+	uint64_t t0 = tier_clock_ns(CLOCK_MONOTONIC);
+	visit(m, b, pull, sweep);
+	mon.sched_ns += tier_clock_ns(CLOCK_MONOTONIC) - t0;
+}
+
+/* The watch list, round-robin, until `until` ns are spent (one at least). */
+static void visit_watch(uint64_t until, bool pull)
+{
+	uint32_t n = mon.nwatch;
+	for (uint32_t k = 0; k < n && (k == 0 || mon.sched_ns < until); k++) {
+		if (!mon.nwatch)
+			break;
+		if (mon.rot >= mon.nwatch)
+			mon.rot = 0;
+		struct ref r = mon.watch[mon.rot++];
+		timed_visit(r.m, r.b, pull, false);
+		atomic_fetch_add_explicit(&tier_monitor_stats.watch_visits, 1, memory_order_relaxed);
+	}
+	run_flush();
+}
+
+/* The cursor's mapping, valid under rcu_read_lock: the saved one unless it
+ * was freed since (then the first at or after its sequence number). */
+static struct tier_mapping *cursor(void)
+{
+	if (mon.cm)
+		return mon.cm;
+	struct tier_mapping *m = tier_registry_from_seq(mon.cseq);
+	if (m && m->seq != mon.cseq)
+		mon.cb = 0;
+	return m;
+}
+
+/* The sweep, from the cursor on, until `until` ns are spent (one block at
+ * least, and a bounded number of empty ones). */
+static void sweep(uint64_t until, bool pull)
+{
+	struct tier_mapping *m = cursor();
+	uint64_t steps = 1u << 16;
+	bool any = false;
+	while ((!any || mon.sched_ns < until) && steps--) {
+		if (!m) { /* end of a pass */
+			uint32_t len = mon.period - mon.pass_start;
+			if (mon.pass_blocks) {
+				atomic_store(&tier_monitor_stats.last_pass_periods, len ? len : 1);
+				atomic_store(&tier_monitor_stats.pass_blocks, mon.pass_blocks);
+				atomic_fetch_add(&tier_monitor_stats.passes, 1);
+			}
+			mon.pass_start = mon.period;
+			mon.pass_blocks = 0;
+			m = tier_registry_from_seq(0);
+			mon.cb = 0;
+			if (!m)
+				break;
+			if (any)
+				break; /* one pass per period at most */
+		}
+		if (mon.cb >= m->nblocks || m->meta) {
+			m = tier_registry_next(m);
+			mon.cb = 0;
+			continue;
+		}
+		uint32_t b = mon.cb++;
+		if (!(atomic_load_explicit(&m->blocks[b].state, memory_order_relaxed) & TIER_BS_PAGES) &&
+		    !m->blocks[b].hist_tier && !m->blocks[b].flags)
+			continue; /* empty and unknown: nothing to do */
+		timed_visit(m, b, pull, true);
+		any = true;
+		mon.pass_blocks++;
+		atomic_fetch_add_explicit(&tier_monitor_stats.sweep_blocks, 1, memory_order_relaxed);
+	}
+	uint64_t t0 = tier_clock_ns(CLOCK_MONOTONIC);
+	run_flush();
+	mon.sched_ns += tier_clock_ns(CLOCK_MONOTONIC) - t0;
+	mon.cm = m;
+	mon.cseq = m ? m->seq : 0;
+}
+
+/* Floors, and the watch list's thresholds: a block is watched when it
+ * stands out from the typical block (the median rate, less the floor) by
+ * as much again as that, and at least by TIER_WATCH_IN: under a uniform
+ * background of accesses, blocks scatter around the median. */
+static void update_floors(void)
+{
+	float typical = 0;
+	for (int i = 0; i < TIER_SRC_COUNT; i++) {
+		tier_rate_hist_decay(&mon.rates[i], FLOOR_DECAY);
+		mon.floor[i] = tier_rate_hist_quantile(&mon.rates[i], FLOOR_QUANTILE);
+		tier_monitor_stats.floor[i] = mon.floor[i];
+		float med = tier_rate_hist_quantile(&mon.rates[i], 0.5);
+		if (med > mon.floor[i])
+			typical += med - mon.floor[i];
+	}
+	mon.watch_in = 2 * typical > TIER_WATCH_IN ? 2 * typical : TIER_WATCH_IN;
+	mon.watch_out = mon.watch_in * (TIER_WATCH_OUT / TIER_WATCH_IN);
+}
+
+uint64_t tier_monitor_period(uint32_t period, double decay, uint64_t allowance_ns)
+{
+	mon.period = period;
+	mon.decay = decay;
+	mon.sched_ns = 0;
+	slots_advance();
+	rcu_read_lock();
+	tier_heat_collect();
+	measure_pending();
+	tier_heat_drain_touched(fold_touched, NULL);
+	update_floors();
+	if (!mon.idle) {
+		bool pull = tier_heat_pull_running();
+		visit_watch((uint64_t)((double)allowance_ns * WATCH_SHARE), pull);
+		sweep(allowance_ns, pull);
+	}
+	rcu_read_unlock();
+	atomic_store(&tier_monitor_stats.watched, mon.nwatch);
+	atomic_store(&tier_monitor_stats.cold, mon.ncold);
+	atomic_store(&tier_monitor_stats.allowance_ns, allowance_ns);
+	atomic_fetch_add(&tier_monitor_stats.spent_ns, mon.sched_ns);
+	if (mon.idle)
+		atomic_fetch_add(&tier_monitor_stats.idle_periods, 1);
+	return mon.sched_ns;
+}
+
+void tier_monitor_set_idle(bool idle)
+{
+	if (idle == mon.idle)
+		return;
+	mon.idle = idle;
+	atomic_store(&tier_monitor_stats.idle, idle);
+	tier_heat_pause(idle);
+}
+
+void tier_monitor_moved(struct tier_mapping *m, uint32_t b, int from, int to)
+{
+	struct tier_block *blk = &m->blocks[b];
+	(void)from;
+	if (blk->hist_tier)
+		hist_set(blk, to, blk->hist_bucket, blk->hist_pages);
+	if (blk->flags & TIER_BF_COLD)
+		list_del(mon.cold, &mon.ncold, blk, TIER_BF_COLD);
+	watch(m, b);
+}
+
+void tier_monitor_candidates(struct tier_cand *fast, size_t fcap, size_t *nfast, struct tier_cand *slow,
+                             size_t scap, size_t *nslow, uint32_t period, uint32_t settle)
+{
+	size_t nf = 0, ns = 0;
+	for (int list = 0; list < 2; list++) {
+		struct ref *v = list ? mon.cold : mon.watch;
+		uint32_t n = list ? mon.ncold : mon.nwatch;
+		for (uint32_t i = 0; i < n; i++) {
+			struct tier_mapping *m = v[i].m;
+			struct tier_block *blk = &m->blocks[v[i].b];
+			uint32_t st = atomic_load_explicit(&blk->state, memory_order_relaxed);
+			int t = TIER_BS_TIER(st);
+			if (t < 0 || !tier_block_movable(m, v[i].b))
+				continue;
+			if (blk->moved_epoch && blk->moved_epoch + settle > period)
+				continue;
+			struct tier_cand c = {.ref = m,
+					      .block = v[i].b,
+					      .bytes = (st & TIER_BS_PAGES) << TIER_PAGE_SHIFT,
+					      .heat = blk->heat,
+					      .tier = (uint8_t)t};
+			if (t == 0 && nf < fcap)
+				fast[nf++] = c;
+			else if (t > 0 && ns < scap)
+				slow[ns++] = c;
+		}
+	}
+	*nfast = nf;
+	*nslow = ns;
+}
+
+static void drop_refs(struct ref *v, uint32_t *n, struct tier_mapping *m)
+{
+	for (uint32_t i = 0; i < *n;) {
+		if (v[i].m == m) {
+			v[i] = v[--*n];
+			if (i < *n)
+				blk_of(&v[i])->list_idx = i;
+		} else {
+			i++;
+		}
+	}
+}
+
+void tier_monitor_gone(struct tier_mapping *m)
+{
+	drop_refs(mon.watch, &mon.nwatch, m);
+	drop_refs(mon.cold, &mon.ncold, m);
+	if (run.m == m)
+		run.n = 0;
+	for (uint32_t i = 0; i < npending; i++)
+		if (pending[i].m == m)
+			pending[i].m = NULL;
+	if (mon.cm == m)
+		mon.cm = NULL; /* resume at the next sequence number */
+	/* its blocks leave the histograms and the advisor's slots */
+	for (uint32_t b = 0; b < m->nblocks; b++) {
+		struct tier_block *blk = &m->blocks[b];
+		if (blk->hist_tier || blk->seen_slot || blk->flags) {
+			blk->flags = 0; /* its list entries were dropped above */
+			reset(blk);
+		}
+	}
+}
+
+void tier_monitor_forget(void)
+{
+	/* the child's pull source registers and arms its mappings afresh */
+	struct tier_mapping *m;
+	cds_list_for_each_entry(m, &tier_registry_list, link)
+		for (uint32_t b = 0; b < m->nblocks; b++) {
+			m->blocks[b].pull_pages = 0;
+			m->blocks[b].flags &= (uint8_t)~(TIER_BF_PULLED | TIER_BF_BUSY | TIER_BF_PENDING);
+		}
+	run.n = 0;
+	npending = 0;
+	mon.idle = false;
+	atomic_store(&tier_monitor_stats.idle, false);
+}

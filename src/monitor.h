@@ -1,0 +1,74 @@
+/* The monitor: which blocks are looked at each period, within the CPU
+ * budget, and how what the sources saw becomes per-block heat.
+ *
+ * Per period the work is bounded by the budget, not by the footprint:
+ *   - blocks that push sources reported (a bounded queue) are folded;
+ *   - the watch list (blocks that were hot or just moved, bounded) is
+ *     visited round-robin, first;
+ *   - the sweep visits the cold bulk in registration order, as many blocks
+ *     as the rest of the allowance pays for, so every block is visited
+ *     once per pass (stats: the last pass's length, the sweep window);
+ *   - with a pull source (pagemap), a visit measures the block's armed
+ *     slice (what was written since the last visit) and re-arms; the
+ *     slice is sized so that a visit finds a few written pages: each cost
+ *     the program a write fault.
+ * Folding keeps, per source, a moving average of accesses per page per
+ * period; heat is their sum less each source's floor (the rate that the
+ * coldest tenth of the memory shows it, estimated from sweep visits, an
+ * unbiased sample).  Per-tier heat histograms, a cold reservoir of fast
+ * blocks and the watch list are kept up to date as blocks are folded, so
+ * the policy reads bounded candidate lists and O(buckets) thresholds. */
+#ifndef TIER_MONITOR_H
+#define TIER_MONITOR_H
+
+#include "heat_hist.h"
+#include "policy.h"
+#include "registry.h"
+
+/* Heat (accesses per page per period) worth watching, and the level under
+ * which a watched block leaves the list again. */
+#define TIER_WATCH_IN 0.02f
+#define TIER_WATCH_OUT 0.01f
+/* Periods a block stays watched after it moved. */
+#define TIER_WATCH_MOVED 20
+
+struct tier_monitor_stats {
+	_Atomic uint64_t folds, sweep_blocks, watch_visits, passes;
+	_Atomic uint64_t allowance_ns, spent_ns; /* the last period's; all periods' */
+	_Atomic uint64_t last_pass_periods;   /* length of the last complete sweep pass */
+	_Atomic uint64_t pass_blocks;         /* blocks in it */
+	_Atomic uint32_t watched, cold;
+	_Atomic bool idle;                    /* cheap watch: nothing could move */
+	_Atomic uint64_t idle_periods;
+	float floor[4];                       /* per source */
+};
+extern struct tier_monitor_stats tier_monitor_stats;
+
+/* One period: read the push sources, fold what they reported, and visit
+ * the watch list (up to half the allowance) and the sweep's next blocks
+ * until `allowance_ns` are spent (one visit of each at least: the pass
+ * stays bounded).  decay: the moving averages' weight per period.
+ * Returns what the visits cost: their time, and the write faults the
+ * pull sources found.  Background thread, balance lock held. */
+uint64_t tier_monitor_period(uint32_t period, double decay, uint64_t allowance_ns);
+/* Cheap watch: sources paused, nothing armed, only the period's bookkeeping. */
+void tier_monitor_set_idle(bool idle);
+/* A block moved (policy or tier.promote/demote): watch it for a while. */
+void tier_monitor_moved(struct tier_mapping *m, uint32_t b, int from, int to);
+/* Candidates for the policy: watched blocks and the cold reservoir,
+ * movable and not settling (moved within `settle` periods).  Fast ones in
+ * fast[], slow ones in slow[]. */
+void tier_monitor_candidates(struct tier_cand *fast, size_t fcap, size_t *nfast, struct tier_cand *slow,
+                             size_t scap, size_t *nslow, uint32_t period, uint32_t settle);
+/* The histogram of a tier (NULL past the last). */
+const struct tier_hist *tier_monitor_hist(int tier);
+/* Forget references into a mapping being freed (registry reclaim). */
+void tier_monitor_gone(struct tier_mapping *m);
+/* In a forked child: nothing armed through the parent's descriptors. */
+void tier_monitor_forget(void);
+
+/* Advisor: pages seen accessed within the last `ms` milliseconds (as far
+ * as visits saw them; at most the last 64 s). */
+uint64_t tier_monitor_seen_pages(uint64_t ms);
+
+#endif

@@ -1,0 +1,90 @@
+/* Heat histograms: buckets, incremental updates, the cut, the hot-set
+ * curve and rate quantiles (floors). */
+#include <math.h>
+#include <string.h>
+
+#include "../tap.h"
+#include "heat_hist.h"
+
+static int near(double x, double want, double tol) { return fabs(x - want) <= tol * fabs(want); }
+
+int main(void)
+{
+	ok(tier_hist_bucket(0) == 0 && tier_hist_bucket(1e-9f) == 0 && tier_hist_bucket(NAN) == 0,
+	   "zero, tiny and NaN heat go to bucket 0");
+	int mono = 1;
+	for (float h = 0.001f; h < 10; h *= 1.1f) {
+		int k = tier_hist_bucket(h);
+		mono &= tier_hist_lower(k) <= h * 1.0001f && h < tier_hist_upper(k) * 1.0001f;
+	}
+	ok(mono, "every heat falls inside its bucket's bounds");
+	ok(tier_hist_bucket(1e6f) == TIER_HIST_BUCKETS - 1, "huge heat: the last bucket");
+
+	/* 1000 cold pages (heat ~0.001), 100 warm (0.1), 10 hot (1.0) */
+	struct tier_hist fast, slow;
+	memset(&fast, 0, sizeof(fast));
+	memset(&slow, 0, sizeof(slow));
+	tier_hist_add(&slow, tier_hist_bucket(0.001f), 1000);
+	tier_hist_add(&slow, tier_hist_bucket(0.1f), 60);
+	tier_hist_add(&fast, tier_hist_bucket(0.1f), 40);
+	tier_hist_add(&fast, tier_hist_bucket(1.0f), 10);
+	const struct tier_hist *h[2] = {&fast, &slow};
+	ok(fast.total == 50 && slow.total == 1060, "totals");
+
+	float cut = tier_hist_cut(h, 2, 10);
+	ok(cut > 0.1f && cut <= 1.0f, "room for 10 pages: the cut keeps the 10 hot ones above it (%.3f)",
+	   (double)cut);
+	cut = tier_hist_cut(h, 2, 60);
+	ok(cut > tier_hist_lower(tier_hist_bucket(0.1f)) && cut < tier_hist_upper(tier_hist_bucket(0.1f)),
+	   "room for 60: the cut falls inside the warm bucket (%.3f)", (double)cut);
+	ok(tier_hist_cut(h, 2, 100000) == 0.0f, "room for everything: cut 0");
+
+	/* accesses: hot 10 x 1 = 10, warm 100 x 0.1 = 10, cold 1000 x 0.001 = 1 */
+	double f[3] = {0.4, 0.9, 0.99};
+	uint64_t pages[3];
+	tier_hist_curve(h, 2, f, 3, pages);
+	/* the bucket mids are not the exact heats: allow their width */
+	ok(pages[0] >= 4 && pages[0] <= 10, "40%% of accesses: within the hot pages (%llu)",
+	   (unsigned long long)pages[0]);
+	ok(pages[1] > 10 && pages[1] <= 110, "90%%: hot and most of the warm (%llu)", (unsigned long long)pages[1]);
+	ok(pages[2] > 110 && pages[2] <= 1110, "99%%: reaches into the cold (%llu)", (unsigned long long)pages[2]);
+
+	/* incremental: move the hot pages down, the curve follows */
+	tier_hist_sub(&fast, tier_hist_bucket(1.0f), 10);
+	tier_hist_add(&slow, tier_hist_bucket(0.001f), 10);
+	tier_hist_curve(h, 2, f, 3, pages);
+	ok(pages[0] <= 100 && fast.total == 40 && slow.total == 1070, "after moving pages: 40%% in warm (%llu)",
+	   (unsigned long long)pages[0]);
+	tier_hist_sub(&fast, 5, 1 << 30);
+	ok(fast.total == 40, "removing more than a bucket holds clamps at zero");
+
+	/* known hot set: 8192 pages at heat 1, 57344 at 0: 90/95/99% sizes */
+	struct tier_hist k;
+	memset(&k, 0, sizeof(k));
+	tier_hist_add(&k, tier_hist_bucket(1.0f), 8192);
+	tier_hist_add(&k, 0, 57344);
+	const struct tier_hist *kh[1] = {&k};
+	double g[3] = {0.9, 0.95, 0.99};
+	tier_hist_curve(kh, 1, g, 3, pages);
+	ok(near((double)pages[0], 0.9 * 8192, 0.01) && near((double)pages[1], 0.95 * 8192, 0.01) &&
+		   near((double)pages[2], 0.99 * 8192, 0.01),
+	   "uniform hot set of 8192 pages: 90/95/99%% need %llu/%llu/%llu", (unsigned long long)pages[0],
+	   (unsigned long long)pages[1], (unsigned long long)pages[2]);
+	memset(&k, 0, sizeof(k));
+	tier_hist_curve(kh, 1, g, 3, pages);
+	ok(pages[0] == 0 && pages[2] == 0, "nothing accessed: sizes 0");
+
+	/* rate quantiles (floors) */
+	struct tier_rate_hist r;
+	memset(&r, 0, sizeof(r));
+	ok(tier_rate_hist_quantile(&r, 0.1) == 0.0f, "empty: floor 0");
+	tier_rate_hist_add(&r, 0.0f, 50);
+	tier_rate_hist_add(&r, 0.5f, 950);
+	ok(tier_rate_hist_quantile(&r, 0.1) <= 0.5f && tier_rate_hist_quantile(&r, 0.1) > 0.4f,
+	   "90%% of memory at 0.5: the floor is 0.5's bucket (%.3f)", (double)tier_rate_hist_quantile(&r, 0.1));
+	tier_rate_hist_add(&r, 0.0f, 100);
+	ok(tier_rate_hist_quantile(&r, 0.1) == 0.0f, "a tenth idle: floor 0");
+	tier_rate_hist_decay(&r, 0.5);
+	ok(near(r.total, 550, 1e-9), "decay scales the weights");
+	return done();
+}
