@@ -12,6 +12,10 @@
 #define PUSH_HIGH 0.75
 #define PUSH_LOW 0.3
 #define PUSH_HOLD 20
+#define DEBT_MAX 50
+/* Far over budget: step again sooner. */
+#define PUSH_FAR 4.0
+#define PUSH_HOLD_FAR 5
 
 static double ewma(double avg, double x) { return avg + ALPHA * (x - avg); }
 
@@ -36,10 +40,19 @@ void tier_budget_update(struct tier_budget *b, double sched_ns, double other_ns,
 	}
 	b->share = (b->sched_ns + b->other_ns) / b->wall_ns;
 	double budget = b->target * b->wall_ns;
-	double left = budget - b->other_ns;
-	/* the monitor overspent (a visit cannot be cut in half): pay it back */
-	left -= b->sched_ns > b->allowance_ns ? b->sched_ns - b->allowance_ns : 0;
-	b->allowance_ns = left > SCHED_MIN_SHARE * budget ? left : SCHED_MIN_SHARE * budget;
+	double share = budget - b->other_ns;
+	if (share < SCHED_MIN_SHARE * budget)
+		share = SCHED_MIN_SHARE * budget;
+	/* a visit cannot be cut short: what the monitor spent beyond its
+	 * share is paid back by the next periods */
+	b->debt_ns += sched_ns - share;
+	if (b->debt_ns < 0)
+		b->debt_ns = 0;
+	/* one burst (a block turning hot while armed whole costs a fault on
+	 * each of its pages) stops the monitor for DEBT_MAX periods at most */
+	if (b->debt_ns > DEBT_MAX * share)
+		b->debt_ns = DEBT_MAX * share;
+	b->allowance_ns = share > b->debt_ns ? share - b->debt_ns : 0;
 
 	b->push_dir = 0;
 	if (b->hold) {
@@ -51,7 +64,7 @@ void tier_budget_update(struct tier_budget *b, double sched_ns, double other_ns,
 	else if (b->other_ns < PUSH_LOW * budget && b->share < b->target)
 		b->push_dir = 1;
 	if (b->push_dir)
-		b->hold = PUSH_HOLD;
+		b->hold = b->other_ns > PUSH_FAR * budget ? PUSH_HOLD_FAR : PUSH_HOLD;
 }
 
 uint64_t tier_budget_allowance(const struct tier_budget *b)

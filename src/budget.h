@@ -9,7 +9,8 @@
  * threads and kernel threads, policy, migration), which it cannot cut
  * short.  The allowance is what the budget leaves after the rest (moving
  * averages), and never less than a quarter of the budget, so that every
- * block is still visited.  When the rest alone eats most of the budget,
+ * block is still visited, less what the monitor overspent before (a visit
+ * cannot be cut short): a debt that periods without visits pay back.  When the rest alone eats most of the budget,
  * the controller asks the push sources to sample less (and more again
  * when there is room). */
 #ifndef TIER_BUDGET_H
@@ -20,7 +21,8 @@
 
 struct tier_budget {
 	double target;          /* share of one core */
-	double allowance_ns;    /* what the monitor may spend next period */
+	double allowance_ns;    /* what the monitor may spend next period (0: nothing) */
+	double debt_ns;         /* what it spent beyond its share, not paid back yet */
 	/* moving averages, per period */
 	double sched_ns, other_ns, wall_ns;
 	double share;           /* measured share of a core (all costs) */

@@ -298,6 +298,13 @@ static int h_faults(const struct req *r, long i, const struct tier_knob *k)
 	RO_VALUE(uint64_t, atomic_load(&tier_heat_stats.faults[i]));
 }
 
+/* stats.heat.<source>.fault_ns: what one such fault costs here */
+static int h_fault_ns(const struct req *r, long i, const struct tier_knob *k)
+{
+	(void)k;
+	RO_VALUE(uint64_t, atomic_load(&tier_heat_stats.fault_ns[i]));
+}
+
 /* opt.<knob>: any knob, read-only.  tier.<knob>: run-time knobs, rw. */
 static int h_knob(const struct req *r, long i, const struct tier_knob *k)
 {
@@ -439,6 +446,9 @@ int tier_mallctl(const char *name, void *oldp, size_t *oldlenp, void *newp, size
 			snprintf(n, sizeof(n), "stats.heat.%s.faults", tier_source_name(src));
 			if (!strcmp(name, n))
 				return h_faults(&r, (long)src, NULL);
+			snprintf(n, sizeof(n), "stats.heat.%s.fault_ns", tier_source_name(src));
+			if (!strcmp(name, n))
+				return h_fault_ns(&r, (long)src, NULL);
 		}
 		return ENOENT;
 	}

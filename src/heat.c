@@ -128,6 +128,16 @@ void tier_heat_arm(struct tier_mapping *m, uintptr_t start, uintptr_t end)
 		}
 }
 
+void tier_heat_disarm(struct tier_mapping *m, uintptr_t start, uintptr_t end)
+{
+	for (int i = 0; i < TIER_SRC_COUNT; i++)
+		if (running(i) && sources[i]->disarm) {
+			struct timing t = timing_begin();
+			sources[i]->disarm(m, start, end);
+			timing_end(i, t);
+		}
+}
+
 uint64_t tier_heat_measure(struct tier_mapping *m, uintptr_t start, uintptr_t end, uint32_t mult,
                            bool rearm)
 {
@@ -179,8 +189,11 @@ bool tier_heat_adjust(int dir)
 	bool changed = false;
 	if (dir > 0) {
 		for (int i = 0; i < TIER_SRC_COUNT; i++)
-			if (running(i) && sources[i]->adjust && sources[i]->adjust(1))
+			if (running(i) && sources[i]->adjust && sources[i]->adjust(1)) {
 				changed = true;
+				atomic_fetch_add_explicit(&tier_heat_stats.adjusts[i], 1, memory_order_relaxed);
+				atomic_fetch_sub(&tier_heat_stats.level[i], 1);
+			}
 		return changed;
 	}
 	/* most expensive first; fall through to the next when one is at its floor */
@@ -196,6 +209,7 @@ bool tier_heat_adjust(int dir)
 		if (sources[pick]->adjust(-1)) {
 			changed = true;
 			atomic_fetch_add_explicit(&tier_heat_stats.adjusts[pick], 1, memory_order_relaxed);
+			atomic_fetch_add(&tier_heat_stats.level[pick], 1);
 		}
 	}
 	return changed;
@@ -236,9 +250,13 @@ void tier_heat_describe(char *buf, size_t len)
 	int nrun = 0;
 	buf[0] = '\0';
 	for (int i = 0; i < TIER_SRC_COUNT; i++)
-		if (running(i))
+		if (running(i)) {
 			n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%s", nrun++ ? ", " : "",
 					      tier_source_name((unsigned)i));
+			int lv = atomic_load(&tier_heat_stats.level[i]);
+			if (lv > 0) /* the budget made it sample less */
+				n += (size_t)snprintf(buf + n, n < len ? len - n : 0, " (sampling level %d)", lv);
+		}
 	n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s", nrun ? " running" : "none running");
 	int stopped = 0;
 	for (int i = 0; i < TIER_SRC_COUNT; i++)

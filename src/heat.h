@@ -33,6 +33,8 @@ struct tier_heat_ops {
 	 * protects those again.  measure returns what the accesses it found
 	 * cost the program (the faults arming made it take), ns. */
 	void (*arm)(struct tier_mapping *m, uintptr_t start, uintptr_t end);
+	/* Stop watching [start, end): nothing there costs a fault any more. */
+	void (*disarm)(struct tier_mapping *m, uintptr_t start, uintptr_t end);
 	uint64_t (*measure)(struct tier_mapping *m, uintptr_t start, uintptr_t end, uint32_t mult,
 			    bool rearm);
 	/* Release everything, shared resources included (exit, knob change). */
@@ -72,7 +74,9 @@ struct tier_heat_stats {
 	_Atomic uint64_t collect_ns[TIER_SRC_COUNT]; /* wall time in collect/arm/measure */
 	_Atomic uint64_t cpu_ns[TIER_SRC_COUNT];     /* this thread's CPU there, plus cpu_ns() */
 	_Atomic uint64_t faults[TIER_SRC_COUNT];     /* faults the source made the program take */
-	_Atomic uint64_t adjusts[TIER_SRC_COUNT];    /* budget steps: sampling reduced (+ raised) */
+	_Atomic uint64_t fault_ns[TIER_SRC_COUNT];   /* what one of them costs here (measured at start) */
+	_Atomic uint64_t adjusts[TIER_SRC_COUNT];    /* budget steps taken (either way) */
+	_Atomic int level[TIER_SRC_COUNT];           /* sampling level: 0 finest (budget steps) */
 	enum tier_src_state state[TIER_SRC_COUNT];
 	char why[TIER_SRC_COUNT][96];
 };
@@ -89,6 +93,7 @@ void tier_heat_collect(void);
  * returns the ns of faults the program took for what was found). */
 bool tier_heat_pull_running(void);
 void tier_heat_arm(struct tier_mapping *m, uintptr_t start, uintptr_t end);
+void tier_heat_disarm(struct tier_mapping *m, uintptr_t start, uintptr_t end);
 uint64_t tier_heat_measure(struct tier_mapping *m, uintptr_t start, uintptr_t end, uint32_t mult,
                            bool rearm);
 int tier_heat_pollfds(struct pollfd *fds, int max);

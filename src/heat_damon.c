@@ -34,12 +34,13 @@
 #define MAX_MEMBERS 64
 #define EMPTY_RESTART 8
 /* Sampling levels for the CPU budget: level L samples every 5 ms << L
- * (20, 10, 5 samples per 100 ms aggregation) over at most 2000 >> L
- * regions.  The shared kdamond runs at the highest level any member asked
- * for: the most frugal wins. */
-#define LEVELS 3
+ * over at most 2000 >> L regions, aggregating over at least 100 ms and
+ * two samples (20, 10, 5, 2, 2 samples per aggregation): kdamond's work
+ * falls by 2 to 4 times per level.  The shared kdamond runs at the
+ * highest level any member asked for: the most frugal wins. */
+#define LEVELS 5
 #define SAMPLE_US(l) (5000 << (l))
-#define AGGR_US 100000
+#define AGGR_US_AT(l) (SAMPLE_US(l) * 2 > 100000 ? SAMPLE_US(l) * 2 : 100000)
 #define MAX_REGIONS_AT(l) (2000 >> (l))
 
 struct member {
@@ -68,7 +69,7 @@ static struct {
 	uint64_t kcpu;    /* its CPU time (schedstat) at the last reading */
 	_Atomic uint64_t kernel_ns; /* our share of its CPU since we joined */
 	_Atomic uint64_t thread_ns; /* the query thread's CPU */
-} dm = {.kd = -1, .lockfd = -1, .samples = AGGR_US / SAMPLE_US(0)};
+} dm = {.kd = -1, .lockfd = -1, .samples = AGGR_US_AT(0) / SAMPLE_US(0)};
 
 static unsigned long long start_time(long pid)
 {
@@ -202,14 +203,14 @@ static int configure(const struct state *s)
 			level = s->m[i].level;
 	snprintf(v, sizeof(v), "%d", SAMPLE_US(level));
 	wr(v, C "/monitoring_attrs/intervals/sample_us", k);
-	snprintf(v, sizeof(v), "%d", AGGR_US);
+	snprintf(v, sizeof(v), "%d", AGGR_US_AT(level));
 	wr(v, C "/monitoring_attrs/intervals/aggr_us", k);
 	wr("200000", C "/monitoring_attrs/intervals/update_us", k); /* new mappings covered soon */
 	snprintf(v, sizeof(v), "%d", MAX_REGIONS_AT(level) / 10);
 	wr(v, C "/monitoring_attrs/nr_regions/min", k);
 	snprintf(v, sizeof(v), "%d", MAX_REGIONS_AT(level));
 	wr(v, C "/monitoring_attrs/nr_regions/max", k);
-	dm.samples = AGGR_US / SAMPLE_US(level);
+	dm.samples = AGGR_US_AT(level) / SAMPLE_US(level);
 	dm.members = s->n;
 	snprintf(v, sizeof(v), "%d", s->n);
 	if ((e = wr(v, C "/targets/nr_targets", k)) || (e = wr(v, C "/schemes/nr_schemes", k)))
@@ -356,7 +357,7 @@ static int my_index(void)
  * one: queries follow collections (fewer when the background thread backs
  * off), never more than one DAMON answer at a time. */
 #define MAX_REGIONS 4096
-#define MAX_SERVED 8 /* a snapshot no newer answer replaced is stale after this */
+#define MAX_SERVED 16 /* a snapshot no newer answer replaced is stale after this */
 
 struct region {
 	uintptr_t start;
@@ -374,6 +375,7 @@ static struct {
 	struct region *front, *back;
 	size_t nfront, nback;
 	unsigned served; /* collections that reported the current front */
+	unsigned collects;
 } q = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
 
 /* A region of tried_regions: read relative to that directory, which is
@@ -425,11 +427,14 @@ static bool query(void)
 	}
 	bool answered = false;
 	char sp[128];
-	long long sample_us;
-	snprintf(sp, sizeof(sp), ADMIN "/%d/contexts/0/monitoring_attrs/intervals/sample_us", dm.kd);
+	long long sample_us, aggr_us;
 	/* another member may have changed the shared sampling level */
-	if (i >= 0 && tier_read_long(sp, &sample_us) == 0 && sample_us > 0 && sample_us <= AGGR_US)
-		dm.samples = (int)(AGGR_US / sample_us);
+	snprintf(sp, sizeof(sp), ADMIN "/%d/contexts/0/monitoring_attrs/intervals/sample_us", dm.kd);
+	bool have = tier_read_long(sp, &sample_us) == 0;
+	snprintf(sp, sizeof(sp), ADMIN "/%d/contexts/0/monitoring_attrs/intervals/aggr_us", dm.kd);
+	have = have && tier_read_long(sp, &aggr_us) == 0;
+	if (i >= 0 && have && sample_us > 0 && aggr_us >= sample_us)
+		dm.samples = (int)(aggr_us / sample_us);
 	if (i >= 0 && wr("update_schemes_tried_regions", ADMIN "/%d/state", dm.kd) == 0) {
 		char path[128];
 		snprintf(path, sizeof(path), ADMIN "/%d/contexts/0/schemes/%d/tried_regions", dm.kd, i);
@@ -547,7 +552,10 @@ static void damon_collect(void)
 	for (size_t r = 0; q.served < MAX_SERVED && r < q.nfront; r++)
 		tier_heat_report(TIER_SRC_DAMON, q.front[r].start, q.front[r].len, q.front[r].weight);
 	q.served++;
-	q.want = true;
+	/* at coarse levels DAMON is asked less often too: reading its answer
+	 * (three sysfs files a region) is the query thread's whole cost */
+	if (++q.collects % (1u << (dm.level > 2 ? dm.level - 2 : 0)) == 0)
+		q.want = true;
 	pthread_cond_signal(&q.cv);
 	pthread_mutex_unlock(&q.mu);
 }

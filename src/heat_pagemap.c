@@ -68,7 +68,7 @@ static long scan(int pmfd, uintptr_t start, uintptr_t end, uint64_t flags, uint6
 		.vec = (uintptr_t)pm.vec,
 		.vec_len = most < VEC ? most : VEC,
 		.category_mask = PAGE_IS_WRITTEN,
-		.return_mask = PAGE_IS_WRITTEN,
+		.return_mask = PAGE_IS_WRITTEN | PAGE_IS_HUGE,
 	};
 	long n = ioctl(pmfd, PAGEMAP_SCAN, &a);
 	*walk_end = a.walk_end;
@@ -109,10 +109,10 @@ static int pm_probe(char *why, size_t len)
 	return 0;
 }
 
-static void wp(uintptr_t start, uintptr_t end)
+static void wp(uintptr_t start, uintptr_t end, bool on)
 {
 	struct uffdio_writeprotect w = {.range = {.start = start, .len = end - start},
-					.mode = UFFDIO_WRITEPROTECT_MODE_WP};
+					.mode = on ? UFFDIO_WRITEPROTECT_MODE_WP : 0};
 	ioctl(pm.uffd, UFFDIO_WRITEPROTECT, &w);
 }
 
@@ -130,7 +130,7 @@ static void calibrate(void)
 	struct uffdio_register reg = {.range = {.start = (uintptr_t)p, .len = len},
 				      .mode = UFFDIO_REGISTER_MODE_WP};
 	if (ioctl(pm.uffd, UFFDIO_REGISTER, &reg) == 0) {
-		wp((uintptr_t)p, (uintptr_t)p + len);
+		wp((uintptr_t)p, (uintptr_t)p + len, true);
 		uint64_t t0 = tier_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 		for (int i = 0; i < N; i++)
 			((volatile char *)p)[(size_t)i * TIER_PAGE] = 2;
@@ -158,6 +158,7 @@ static int pm_start(char *why, size_t len)
 	}
 	pm.gen++;
 	calibrate();
+	atomic_store(&tier_heat_stats.fault_ns[TIER_SRC_PAGEMAP], pm.fault_ns);
 	return 0;
 }
 
@@ -178,7 +179,13 @@ static bool registered(struct tier_mapping *m)
 static void pm_arm(struct tier_mapping *m, uintptr_t start, uintptr_t end)
 {
 	if (registered(m))
-		wp(start, end);
+		wp(start, end, true);
+}
+
+static void pm_disarm(struct tier_mapping *m, uintptr_t start, uintptr_t end)
+{
+	if (m->src_gen == pm.gen)
+		wp(start, end, false);
 }
 
 static uint64_t pm_measure(struct tier_mapping *m, uintptr_t start, uintptr_t end, uint32_t mult,
@@ -186,7 +193,7 @@ static uint64_t pm_measure(struct tier_mapping *m, uintptr_t start, uintptr_t en
 {
 	if (m->src_gen != pm.gen)
 		return 0; /* never armed */
-	uint64_t written = 0;
+	uint64_t faults = 0;
 	uint64_t flags = PM_SCAN_CHECK_WPASYNC | (rearm ? PM_SCAN_WP_MATCHING : 0);
 	while (start < end) {
 		uint64_t walk_end;
@@ -194,13 +201,17 @@ static uint64_t pm_measure(struct tier_mapping *m, uintptr_t start, uintptr_t en
 		if (n < 0)
 			break;
 		for (long i = 0; i < n; i++) {
+			/* a transparent huge page is protected and written whole:
+			 * one fault for its 512 pages */
+			uint64_t len = pm.vec[i].end - pm.vec[i].start;
+			faults += pm.vec[i].categories & PAGE_IS_HUGE ? (len + TIER_BLOCK - 1) >> TIER_BLOCK_SHIFT
+								      : len >> TIER_PAGE_SHIFT;
 			for (uintptr_t a = pm.vec[i].start; a < pm.vec[i].end;) {
 				uintptr_t bend = tier_align_down(a, TIER_BLOCK) + TIER_BLOCK;
 				uintptr_t e = bend < pm.vec[i].end ? bend : pm.vec[i].end;
 				uint32_t pages = (uint32_t)((e - a) >> TIER_PAGE_SHIFT);
 				tier_heat_sample(TIER_SRC_PAGEMAP, m, (uint32_t)((a - m->base) >> TIER_BLOCK_SHIFT),
 						 pages * mult * TIER_HEAT_UNIT);
-				written += pages;
 				a = e;
 			}
 		}
@@ -210,9 +221,9 @@ static uint64_t pm_measure(struct tier_mapping *m, uintptr_t start, uintptr_t en
 	}
 	/* each written page took one write fault after arming (or its first
 	 * fault ever, which it would have taken anyway: an upper bound) */
-	atomic_fetch_add_explicit(&pm.faults, written, memory_order_relaxed);
-	tier_heat_count_faults(TIER_SRC_PAGEMAP, written);
-	return written * pm.fault_ns;
+	atomic_fetch_add_explicit(&pm.faults, faults, memory_order_relaxed);
+	tier_heat_count_faults(TIER_SRC_PAGEMAP, faults);
+	return faults * pm.fault_ns;
 }
 
 static uint64_t pm_cost(int kind)
@@ -235,6 +246,7 @@ const struct tier_heat_ops tier_heat_pagemap = {
 	.probe = pm_probe,
 	.start = pm_start,
 	.arm = pm_arm,
+	.disarm = pm_disarm,
 	.measure = pm_measure,
 	.stop = pm_stop,
 	.forget = pm_stop, /* the child's descriptors still point at the parent's mm */

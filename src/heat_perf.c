@@ -1,10 +1,15 @@
 /* perf: hardware load sampling with data addresses (Intel PEBS load
- * latency, AMD IBS op), one ring buffer per CPU, inherited by the threads
- * the main thread creates after the source starts.  Needs a hardware PMU
- * and perf_event_paranoid <= 1 (or CAP_PERFMON). */
+ * latency, AMD IBS op).  Sees loads, so read-only hot data too.  Events
+ * are per thread (user space only, inherited by the threads each one
+ * creates later, whose samples land in the creator's ring): what the
+ * kernel allows an unprivileged process at perf_event_paranoid <= 2, one
+ * event and ring per thread alive at start except ours.  Where that fails
+ * and the kernel allows it (paranoid <= 1 or CAP_PERFMON), one ring per
+ * CPU for the process instead. */
 #define _GNU_SOURCE
 #include <cpuid.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
@@ -29,6 +34,7 @@ static struct {
 	int fd[MAX_CPUS];
 	void *ring[MAX_CPUS];
 	int n;
+	bool per_cpu;
 	enum tier_pmu_kind kind;
 	uint32_t type;
 	uint64_t lost;
@@ -85,11 +91,58 @@ static int perf_probe(char *why, size_t len)
 	long fd = pe_open(&a, getpid(), -1);
 	if (fd < 0) {
 		snprintf(why, len, "perf_event_open: %s%s", strerror(errno),
-			 errno == EACCES || errno == EPERM ? " (perf_event_paranoid > 1 and no CAP_PERFMON)"
+			 errno == EACCES || errno == EPERM ? " (perf_event_paranoid > 2 and no CAP_PERFMON)"
 							    : "");
 		return -1;
 	}
 	close((int)fd);
+	return 0;
+}
+
+static void perf_forget_rings(void)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	for (int i = 0; i < perf.n; i++) {
+		munmap(perf.ring[i], (RING_PAGES + 1) * page);
+		close(perf.fd[i]);
+	}
+	perf.n = 0;
+}
+
+static bool add_ring(const struct perf_event_attr *a, pid_t pid, int cpu, size_t page)
+{
+	if (perf.n == MAX_CPUS)
+		return false;
+	long fd = pe_open((struct perf_event_attr *)a, pid, cpu);
+	if (fd < 0)
+		return false;
+	void *r = mmap(NULL, (RING_PAGES + 1) * page, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
+	if (r == MAP_FAILED) {
+		close((int)fd);
+		return false;
+	}
+	perf.fd[perf.n] = (int)fd;
+	perf.ring[perf.n++] = r;
+	return true;
+}
+
+/* One event per thread of the program alive now (not ours: their names
+ * start with "tiermalloc-"). */
+struct threads_ctx {
+	const struct perf_event_attr *a;
+	size_t page;
+	int failed;
+};
+
+static int thread_entry(const char *name, void *arg)
+{
+	struct threads_ctx *c = arg;
+	char path[64], comm[32];
+	snprintf(path, sizeof(path), "/proc/self/task/%s/comm", name);
+	if (tier_read_file(path, comm, sizeof(comm)) > 0 && !strncmp(comm, "tiermalloc-", 11))
+		return 0;
+	if (!add_ring(c->a, (pid_t)atoi(name), -1, c->page))
+		c->failed++;
 	return 0;
 }
 
@@ -100,20 +153,18 @@ static int perf_start(char *why, size_t len)
 	struct perf_event_attr a;
 	tier_perf_attr(&a, perf.kind, perf.type, perf.period, 30, RING_PAGES * (uint32_t)page / 2);
 	perf.n = 0;
-	for (long c = 0; c < ncpu && c < MAX_CPUS; c++) {
-		long fd = pe_open(&a, getpid(), (int)c);
-		if (fd < 0)
-			continue; /* offline CPU */
-		void *r = mmap(NULL, (RING_PAGES + 1) * page, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
-		if (r == MAP_FAILED) {
-			close((int)fd);
-			continue;
-		}
-		perf.fd[perf.n] = (int)fd;
-		perf.ring[perf.n++] = r;
-	}
+	perf.per_cpu = false;
+	struct threads_ctx c = {&a, page, 0};
+	tier_dir_each("/proc/self/task", thread_entry, &c);
+	if (perf.n && !c.failed)
+		return 0;
+	/* per-thread events refused: one ring per CPU for the whole process */
+	perf_forget_rings();
+	perf.per_cpu = true;
+	for (long cpu = 0; cpu < ncpu && cpu < MAX_CPUS; cpu++)
+		add_ring(&a, getpid(), (int)cpu, page); /* an offline CPU refuses */
 	if (!perf.n) {
-		snprintf(why, len, "no CPU accepted the sampling event");
+		snprintf(why, len, "no thread or CPU accepted the sampling event");
 		return -1;
 	}
 	return 0;
@@ -145,12 +196,7 @@ static void perf_collect(void)
 
 static void perf_forget(void)
 {
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	for (int i = 0; i < perf.n; i++) {
-		munmap(perf.ring[i], (RING_PAGES + 1) * page);
-		close(perf.fd[i]);
-	}
-	perf.n = 0;
+	perf_forget_rings();
 }
 
 static bool perf_adjust(int dir)

@@ -19,7 +19,7 @@ struct tier_monitor_stats tier_monitor_stats;
  * few pages (counted for the whole block), a quiet one whole. */
 #define FAULT_TARGET 4.0f
 #define SLICE_MIN 8u   /* pages */
-#define SLICE_FIRST 16u /* a block's first slice: its rate is unknown */
+#define SLICE_FIRST 16u /* a block's first look: its rate is unknown */
 #define WATCH_MAX 8192
 #define COLD_MAX 2048
 /* The watch list takes at most this share of the allowance; the sweep
@@ -340,23 +340,26 @@ static void fold_touched(struct tier_mapping *m, uint32_t b, void *ctx)
 
 /* ------------------------------------------------------------ visiting */
 
-/* Two ways to measure a block with a pull source:
- *   quiet blocks stay armed: each visit lists what was written since the
- *     last one and re-arms just that (one call, a page-table walk, and a
- *     fault for each page written since); the window is the time between
- *     visits (a pass, for the sweep);
- *   busy blocks, whose pages would all be written over such a window
- *     (memory written at any steady rate saturates "written since"), are
- *     measured over one period: a visit arms a slice, and the next period
- *     lists what was written there, without re-arming (two calls; the
- *     block then pays no faults until its next visit).
- * Either way the slice is sized so that a measurement finds about
- * FAULT_TARGET written pages. */
+/* With a pull source, a block is measured in one of two ways:
+ *   armed whole (the default): each visit lists what was written since
+ *     the last one and re-arms just that, over runs of adjacent blocks in
+ *     one call; a call that re-arms nothing costs a page-table walk (about
+ *     2 ns a page natively) and no TLB shootdown, so cold memory is cheap
+ *     to sweep; the window is the time between visits (a pass);
+ *   by a slice over one period (busy blocks on the watch list): a visit
+ *     arms a slice and the next period lists what was written there,
+ *     without re-arming; the slice is sized so that it finds about
+ *     FAULT_TARGET written pages.
+ * Every written page found cost the program a write fault (0.5-1 us
+ * natively, 5-20 us in VMs), and every call that protects pages a TLB
+ * shootdown (an IPI to each CPU running the program: milliseconds under
+ * TCG).  A busy block that is not watched would pay a fault on every page
+ * at every visit: it is left unarmed between two visits instead (armed at
+ * one, measured at the next, then not re-armed). */
 #define PENDING_MAX 4096
 static struct {
 	struct tier_mapping *m;
 	uint32_t b;
-	bool sweep;
 } pending[PENDING_MAX];
 static uint32_t npending;
 
@@ -378,54 +381,25 @@ static void slice_range(struct tier_mapping *m, uint32_t b, uint32_t first, uint
 		*lo = *hi;
 }
 
-/* A power of two in [SLICE_MIN, a block] near `pages`, rounded down. */
-static uint32_t pow2_pages(float pages)
+/* The share of a block's pages written in one period, from its rate. */
+static float per_period_share(const struct tier_block *blk)
 {
-	uint32_t p = SLICE_MIN;
-	while ((float)(p * 2) <= pages && p < TIER_PAGES_PER_BLOCK)
-		p *= 2;
-	return p;
+	return 1.0f - expf(-blk->rate[TIER_SRC_PAGEMAP]);
 }
 
-/* Arm (part of) block b: n pages, another part of it than last time. */
-static void arm_slice(struct tier_mapping *m, uint32_t b, uint32_t n)
+/* Busy: a whole-block window would find more than FAULT_TARGET written. */
+static bool busy(const struct tier_block *blk)
 {
-	struct tier_block *blk = &m->blocks[b];
-	uint32_t slots = TIER_PAGES_PER_BLOCK / n;
-	uint32_t k = blk->pull_pages ? (blk->pull_first / n + 1 + (b % 2)) % slots : b % slots;
-	blk->pull_first = (uint16_t)(k * n);
-	blk->pull_pages = (uint16_t)n;
-	uintptr_t lo, hi;
-	slice_range(m, b, blk->pull_first, n, &lo, &hi);
-	tier_heat_arm(m, lo, hi);
-	blk->pull_period = mon.period;
+	return (blk->flags & TIER_BF_PULLED) && per_period_share(blk) * TIER_PAGES_PER_BLOCK > 2 * FAULT_TARGET;
 }
 
-/* After a measurement: how the block is measured next time.  r: the rate
- * just folded (per page per period). */
-static void next_mode(struct tier_mapping *m, uint32_t b, bool was_busy)
-{
-	struct tier_block *blk = &m->blocks[b];
-	float r = blk->rate[TIER_SRC_PAGEMAP];
-	float f1 = 1.0f - expf(-r); /* share written in one period */
-	if (f1 * TIER_PAGES_PER_BLOCK <= FAULT_TARGET / 2) {
-		/* quiet: keep it armed whole from now on */
-		blk->flags &= (uint8_t)~TIER_BF_BUSY;
-		if (was_busy || blk->pull_pages != TIER_PAGES_PER_BLOCK) {
-			blk->pull_pages = 0;
-			arm_slice(m, b, TIER_PAGES_PER_BLOCK);
-		}
-		return;
-	}
-	/* busy: next visit arms a slice for one period */
-	blk->flags |= TIER_BF_BUSY;
-	blk->pull_pages = (uint16_t)pow2_pages(FAULT_TARGET / f1);
-}
-
-/* Whole quiet blocks measured together: one scan over adjacent blocks. */
+/* Runs of adjacent whole blocks, one call each: `op` 0 measures and
+ * re-arms, 1 measures without re-arming (busy blocks off the watch list),
+ * 2 arms. */
 static struct {
 	struct tier_mapping *m;
 	uint32_t b0, n;
+	int op;
 	bool sweep;
 } run;
 
@@ -433,25 +407,57 @@ static void run_flush(void)
 {
 	if (!run.n)
 		return;
-	uint64_t t0 = tier_clock_ns(CLOCK_MONOTONIC);
 	uintptr_t lo = tier_block_addr(run.m, run.b0), hi = tier_block_addr(run.m, run.b0 + run.n);
 	if (hi > run.m->base + run.m->size)
 		hi = run.m->base + run.m->size;
-	measure(run.m, lo, hi, 1, true);
+	if (run.op == 2)
+		tier_heat_arm(run.m, lo, hi);
+	else
+		measure(run.m, lo, hi, 1, run.op == 0);
 	for (uint32_t b = run.b0; b < run.b0 + run.n; b++) {
-		fold(run.m, b, true, run.sweep);
-		run.m->blocks[b].pull_period = mon.period;
-		next_mode(run.m, b, false);
+		struct tier_block *blk = &run.m->blocks[b];
+		if (run.op == 2) {
+			blk->pull_pages = TIER_PAGES_PER_BLOCK;
+			blk->pull_first = 0;
+		} else {
+			fold(run.m, b, true, run.sweep);
+			if (run.op == 1) {
+				blk->pull_pages = 0;
+			} else if (busy(blk)) {
+				/* it turned busy: re-armed whole it would pay a fault
+				 * on every page again before the next visit */
+				uintptr_t a = tier_block_addr(run.m, b);
+				tier_heat_disarm(run.m, a, a + TIER_BLOCK);
+				blk->pull_pages = 0;
+			}
+		}
+		blk->pull_period = mon.period;
 	}
 	run.n = 0;
-	mon.sched_ns += tier_clock_ns(CLOCK_MONOTONIC) - t0;
 }
 
-/* Measure what was armed for one period (busy blocks), at the start of
- * the period after. */
+/* A run is charged when it is flushed: keep runs short enough that the
+ * visit loops see their cost in time (64 blocks: 128 MiB). */
+#define RUN_MAX 64
+
+static void run_add(struct tier_mapping *m, uint32_t b, int op, bool sweep)
+{
+	if (run.n && (run.m != m || run.b0 + run.n != b || run.op != op || run.sweep != sweep ||
+		      run.n == RUN_MAX))
+		run_flush();
+	if (!run.n) {
+		run.m = m;
+		run.b0 = b;
+		run.op = op;
+		run.sweep = sweep;
+	}
+	run.n++;
+}
+
+/* Watched busy blocks: measure the slice armed last period. */
 static void measure_pending(void)
 {
-	uint64_t t0 = tier_clock_ns(CLOCK_MONOTONIC);
+	uint64_t t0 = tier_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	for (uint32_t i = 0; i < npending; i++) {
 		struct tier_mapping *m = pending[i].m;
 		if (!m)
@@ -459,20 +465,51 @@ static void measure_pending(void)
 		uint32_t b = pending[i].b;
 		struct tier_block *blk = &m->blocks[b];
 		blk->flags &= (uint8_t)~TIER_BF_PENDING;
+		if (!blk->pull_pages)
+			continue;
 		uintptr_t lo, hi;
 		slice_range(m, b, blk->pull_first, blk->pull_pages, &lo, &hi);
 		measure(m, lo, hi, TIER_PAGES_PER_BLOCK / blk->pull_pages, false);
-		fold(m, b, true, pending[i].sweep);
+		fold(m, b, true, false);
+		blk->pull_pages = 0;
 		blk->pull_period = mon.period;
-		next_mode(m, b, true);
 	}
 	npending = 0;
-	mon.sched_ns += tier_clock_ns(CLOCK_MONOTONIC) - t0;
+	mon.sched_ns += tier_clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
 }
 
-/* Look at block b now, with a pull source (measure it, or arm it for a
- * measurement next period), or without (fold what push sources
- * reported). */
+/* Arm a slice of block b: `n` pages (0: as many as should show about
+ * FAULT_TARGET writes per period, judging by its rate), another part of
+ * the block than last time. */
+static void arm_slice(struct tier_mapping *m, uint32_t b, uint32_t n)
+{
+	struct tier_block *blk = &m->blocks[b];
+	if (!n) {
+		float f = per_period_share(blk);
+		n = SLICE_MIN;
+		while ((float)(n * 2) * f <= FAULT_TARGET && n * 2 < TIER_PAGES_PER_BLOCK)
+			n *= 2;
+	}
+	uint32_t slots = TIER_PAGES_PER_BLOCK / n;
+	blk->pull_first = (uint16_t)(((mon.period + b) % slots) * n);
+	blk->pull_pages = (uint16_t)n;
+	uintptr_t lo, hi;
+	slice_range(m, b, blk->pull_first, n, &lo, &hi);
+	tier_heat_arm(m, lo, hi);
+	blk->pull_period = mon.period;
+}
+
+/* Arm a slice of a watched busy block for a measurement next period. */
+static void arm_pending(struct tier_mapping *m, uint32_t b)
+{
+	arm_slice(m, b, 0);
+	m->blocks[b].flags |= TIER_BF_PENDING;
+	pending[npending].m = m;
+	pending[npending++].b = b;
+}
+
+/* Look at block b now, with a pull source (measure it, or arm it), or
+ * without (fold what push sources reported). */
 static void visit(struct tier_mapping *m, uint32_t b, bool pull, bool sweep)
 {
 	struct tier_block *blk = &m->blocks[b];
@@ -483,53 +520,57 @@ static void visit(struct tier_mapping *m, uint32_t b, bool pull, bool sweep)
 	}
 	if ((blk->flags & TIER_BF_PENDING) || blk->pull_period == mon.period)
 		return; /* armed or measured this period already */
-	if (!blk->pull_pages || (blk->flags & TIER_BF_BUSY)) {
-		/* a first look, or a busy block: one period's measurement */
-		if (npending == PENDING_MAX)
-			return;
-		fold(m, b, false, false); /* push reports meanwhile */
-		uint32_t n = blk->pull_pages ? blk->pull_pages : SLICE_FIRST;
-		if (blk->flags & TIER_BF_BUSY)
-			blk->pull_pages = 0; /* pull_pages held the next size: move the slice */
-		arm_slice(m, b, n);
-		blk->flags |= TIER_BF_PENDING | TIER_BF_BUSY;
-		pending[npending].m = m;
-		pending[npending].b = b;
-		pending[npending++].sweep = sweep;
-		return;
-	}
-	if (blk->pull_pages == TIER_PAGES_PER_BLOCK) { /* join the run of whole quiet blocks */
-		if (run.n && (run.m != m || run.b0 + run.n != b || run.sweep != sweep))
-			run_flush();
-		if (!run.n) {
-			run.m = m;
-			run.b0 = b;
-			run.sweep = sweep;
+	fold(m, b, false, sweep); /* push reports meanwhile */
+	bool watched = blk->flags & TIER_BF_WATCH;
+	if (watched && busy(blk) && npending < PENDING_MAX) {
+		if (blk->pull_pages) { /* what the whole block saw until now */
+			uintptr_t lo, hi;
+			slice_range(m, b, blk->pull_first, blk->pull_pages, &lo, &hi);
+			measure(m, lo, hi, TIER_PAGES_PER_BLOCK / blk->pull_pages, false);
+			fold(m, b, true, false);
 		}
-		run.n++;
+		arm_pending(m, b);
 		return;
 	}
-	uintptr_t lo, hi;
-	slice_range(m, b, blk->pull_first, blk->pull_pages, &lo, &hi);
-	measure(m, lo, hi, TIER_PAGES_PER_BLOCK / blk->pull_pages, true);
-	fold(m, b, true, sweep);
-	blk->pull_period = mon.period;
-	next_mode(m, b, false);
+	if (blk->pull_pages == TIER_PAGES_PER_BLOCK) {
+		run_add(m, b, busy(blk) ? 1 : 0, sweep);
+		return;
+	}
+	if (blk->pull_pages) {
+		/* a slice (a first look, or what the watch list left): read it;
+		 * a quiet block is armed whole from now on, a busy one gets
+		 * another slice */
+		uintptr_t lo, hi;
+		slice_range(m, b, blk->pull_first, blk->pull_pages, &lo, &hi);
+		measure(m, lo, hi, TIER_PAGES_PER_BLOCK / blk->pull_pages, false);
+		fold(m, b, true, sweep);
+		blk->pull_period = mon.period;
+		if (!busy(blk)) {
+			blk->pull_pages = 0;
+			run_add(m, b, 2, sweep);
+			return;
+		}
+	}
+	/* a first look, or a busy block off the watch list: a slice, so
+	 * that what it costs in faults is bounded whatever the block does */
+	arm_slice(m, b, blk->pull_pages ? 0 : SLICE_FIRST);
 }
 
 /* Time one visit into the period's spending. */
 static void timed_visit(struct tier_mapping *m, uint32_t b, bool pull, bool sweep)
 {
-	uint64_t t0 = tier_clock_ns(CLOCK_MONOTONIC);
+	uint64_t t0 = tier_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	visit(m, b, pull, sweep);
-	mon.sched_ns += tier_clock_ns(CLOCK_MONOTONIC) - t0;
+	mon.sched_ns += tier_clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
 }
 
-/* The watch list, round-robin, until `until` ns are spent (one at least). */
+/* The watch list, round-robin, until `until` ns are spent (one visit at
+ * least when until > 0: a visit cannot be cut short, the budget keeps the
+ * debt). */
 static void visit_watch(uint64_t until, bool pull)
 {
 	uint32_t n = mon.nwatch;
-	for (uint32_t k = 0; k < n && (k == 0 || mon.sched_ns < until); k++) {
+	for (uint32_t k = 0; k < n && until && (k == 0 || mon.sched_ns < until); k++) {
 		if (!mon.nwatch)
 			break;
 		if (mon.rot >= mon.nwatch)
@@ -538,7 +579,9 @@ static void visit_watch(uint64_t until, bool pull)
 		timed_visit(r.m, r.b, pull, false);
 		atomic_fetch_add_explicit(&tier_monitor_stats.watch_visits, 1, memory_order_relaxed);
 	}
+	uint64_t t0 = tier_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	run_flush();
+	mon.sched_ns += tier_clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
 }
 
 /* The cursor's mapping, valid under rcu_read_lock: the saved one unless it
@@ -554,13 +597,15 @@ static struct tier_mapping *cursor(void)
 }
 
 /* The sweep, from the cursor on, until `until` ns are spent (one block at
- * least, and a bounded number of empty ones). */
+ * least, and at most EMPTY_STEPS empty ones: jemalloc reserves address
+ * space ahead of use). */
+#define EMPTY_STEPS 8192
 static void sweep(uint64_t until, bool pull)
 {
 	struct tier_mapping *m = cursor();
-	uint64_t steps = 1u << 16;
+	uint64_t steps = EMPTY_STEPS;
 	bool any = false;
-	while ((!any || mon.sched_ns < until) && steps--) {
+	while (until && (!any || mon.sched_ns < until) && steps--) {
 		if (!m) { /* end of a pass */
 			uint32_t len = mon.period - mon.pass_start;
 			if (mon.pass_blocks) {
@@ -591,9 +636,9 @@ static void sweep(uint64_t until, bool pull)
 		mon.pass_blocks++;
 		atomic_fetch_add_explicit(&tier_monitor_stats.sweep_blocks, 1, memory_order_relaxed);
 	}
-	uint64_t t0 = tier_clock_ns(CLOCK_MONOTONIC);
+	uint64_t t0 = tier_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	run_flush();
-	mon.sched_ns += tier_clock_ns(CLOCK_MONOTONIC) - t0;
+	mon.sched_ns += tier_clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
 	mon.cm = m;
 	mon.cseq = m ? m->seq : 0;
 }
@@ -628,7 +673,7 @@ uint64_t tier_monitor_period(uint32_t period, double decay, uint64_t allowance_n
 	measure_pending();
 	tier_heat_drain_touched(fold_touched, NULL);
 	update_floors();
-	if (!mon.idle) {
+	if (!mon.idle && allowance_ns) {
 		bool pull = tier_heat_pull_running();
 		visit_watch((uint64_t)((double)allowance_ns * WATCH_SHARE), pull);
 		sweep(allowance_ns, pull);

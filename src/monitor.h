@@ -46,8 +46,8 @@ extern struct tier_monitor_stats tier_monitor_stats;
 
 /* One period: read the push sources, fold what they reported, and visit
  * the watch list (up to half the allowance) and the sweep's next blocks
- * until `allowance_ns` are spent (one visit of each at least: the pass
- * stays bounded).  decay: the moving averages' weight per period.
+ * until `allowance_ns` are spent (one visit of each at least, unless the
+ * allowance is 0: the budget keeps what was overspent as a debt).  decay: the moving averages' weight per period.
  * Returns what the visits cost: their time, and the write faults the
  * pull sources found.  Background thread, balance lock held. */
 uint64_t tier_monitor_period(uint32_t period, double decay, uint64_t allowance_ns);

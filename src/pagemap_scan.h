@@ -47,5 +47,8 @@ struct pm_scan_arg {
 
 #define PAGEMAP_SCAN _IOWR('f', 16, struct pm_scan_arg)
 #endif
+#ifndef PAGE_IS_HUGE
+#define PAGE_IS_HUGE (1 << 6)
+#endif
 
 #endif

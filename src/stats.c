@@ -98,6 +98,8 @@ struct snap {
 	int bind_errno;
 	char sources[512];
 	uint64_t samples[TIER_SRC_COUNT], collects[TIER_SRC_COUNT], collect_ns[TIER_SRC_COUNT];
+	uint64_t adjusts[TIER_SRC_COUNT];
+	int level[TIER_SRC_COUNT];
 	struct {
 		uint64_t promoted_bytes, promoted_blocks, demoted_bytes, demoted_blocks, moved_pages,
 			failed_pages, ns;
@@ -106,7 +108,7 @@ struct snap {
 	uint64_t bg_periods, bg_cpu_ns, bg_kernel_ns, bg_fault_ns;
 	double bg_share, bg_recent;
 	uint64_t cost_p50, cost_p99, wall_p50, wall_p99;
-	uint64_t faults[TIER_SRC_COUNT];
+	uint64_t faults[TIER_SRC_COUNT], fault_ns;
 	struct {
 		uint32_t watched, cold;
 		uint64_t allowance_ns, spent_ns;
@@ -147,6 +149,8 @@ static void gather(struct snap *s)
 		s->samples[i] = atomic_load(&tier_heat_stats.samples[i]);
 		s->collects[i] = atomic_load(&tier_heat_stats.collects[i]);
 		s->collect_ns[i] = atomic_load(&tier_heat_stats.collect_ns[i]);
+		s->adjusts[i] = atomic_load(&tier_heat_stats.adjusts[i]);
+		s->level[i] = atomic_load(&tier_heat_stats.level[i]);
 	}
 	s->mig.promoted_bytes = atomic_load(&tier_migrate_stats.promoted_bytes);
 	s->mig.promoted_blocks = atomic_load(&tier_migrate_stats.promoted_blocks);
@@ -170,6 +174,7 @@ static void gather(struct snap *s)
 	s->wall_p99 = tier_bg_quantile(tier_bg_stats.period_wall, 0.99);
 	for (int i = 0; i < TIER_SRC_COUNT; i++)
 		s->faults[i] = atomic_load(&tier_heat_stats.faults[i]);
+	s->fault_ns = atomic_load(&tier_heat_stats.fault_ns[TIER_SRC_PAGEMAP]);
 	s->mon.watched = atomic_load(&tier_monitor_stats.watched);
 	s->mon.cold = atomic_load(&tier_monitor_stats.cold);
 	s->mon.allowance_ns = atomic_load(&tier_monitor_stats.allowance_ns);
@@ -231,10 +236,11 @@ static void print_text(struct out *o, const struct snap *s)
 	for (unsigned i = 0; i < TIER_SRC_COUNT; i++)
 		put(o, " %s %llu%s", tier_source_name(i), (unsigned long long)s->samples[i],
 		    i + 1 < TIER_SRC_COUNT ? "," : "\n");
-	put(o, "collection (reads, wall ms):");
+	put(o, "collection (reads, wall ms, budget steps, sampling level):");
 	for (unsigned i = 0; i < TIER_SRC_COUNT; i++)
-		put(o, " %s %llu, %.1f%s", tier_source_name(i), (unsigned long long)s->collects[i],
-		    (double)s->collect_ns[i] / 1e6, i + 1 < TIER_SRC_COUNT ? ";" : "\n");
+		put(o, " %s %llu, %.1f, %llu, %d%s", tier_source_name(i), (unsigned long long)s->collects[i],
+		    (double)s->collect_ns[i] / 1e6, (unsigned long long)s->adjusts[i], s->level[i],
+		    i + 1 < TIER_SRC_COUNT ? ";" : "\n");
 	put(o, "migration: promoted %llu bytes in %llu blocks, demoted %llu bytes in %llu blocks; "
 	       "pages on target %llu, failed %llu; %.1f ms\n",
 	    (unsigned long long)s->mig.promoted_bytes, (unsigned long long)s->mig.promoted_blocks,
@@ -242,12 +248,13 @@ static void print_text(struct out *o, const struct snap *s)
 	    (unsigned long long)s->mig.moved_pages, (unsigned long long)s->mig.failed_pages,
 	    (double)s->mig.ns / 1e6);
 	put(o, "background thread: %s, %llu periods, CPU %.1f ms (this thread and the sources' threads); "
-	       "kdamond share %.1f ms; write faults caused %llu (about %.1f ms in the program's threads); "
+	       "kdamond share %.1f ms; write faults caused %llu (%.1f us each here: about %.1f ms in the "
+	       "program's threads); "
 	       "all together %.2f%% of a core since start, %.2f%% lately (budget bg_cpu %.2f%%); "
 	       "per period: cost p50 %.0f us, p99 %.0f us; work p50 %.0f us, p99 %.0f us\n",
 	    s->bg_running ? "running" : "not running", (unsigned long long)s->bg_periods,
 	    (double)s->bg_cpu_ns / 1e6, (double)s->bg_kernel_ns / 1e6,
-	    (unsigned long long)(s->faults[TIER_SRC_PAGEMAP]), (double)s->bg_fault_ns / 1e6,
+	    (unsigned long long)(s->faults[TIER_SRC_PAGEMAP]), (double)s->fault_ns / 1e3, (double)s->bg_fault_ns / 1e6,
 	    s->bg_share * 100.0, s->bg_recent * 100.0, tier_settings.bg_cpu * 100.0, (double)s->cost_p50 / 1e3,
 	    (double)s->cost_p99 / 1e3, (double)s->wall_p50 / 1e3, (double)s->wall_p99 / 1e3);
 	put(o, "monitor: %s; watched %u blocks, cold reservoir %u; allowance %.0f us per period, "
@@ -304,6 +311,9 @@ static void print_json(struct out *o, const struct snap *s)
 	for (unsigned i = 0; i < TIER_SRC_COUNT; i++)
 		put(o, "%s\"%s\":%llu", i ? "," : "", tier_source_name(i),
 		    (unsigned long long)s->collect_ns[i]);
+	put(o, "},\"levels\":{");
+	for (unsigned i = 0; i < TIER_SRC_COUNT; i++)
+		put(o, "%s\"%s\":%d", i ? "," : "", tier_source_name(i), s->level[i]);
 	put(o, "}},\"migration\":{\"promoted_bytes\":%llu,\"promoted_blocks\":%llu,"
 	       "\"demoted_bytes\":%llu,\"demoted_blocks\":%llu,\"pages_on_target\":%llu,"
 	       "\"failed_pages\":%llu,\"ns\":%llu},",
@@ -312,12 +322,13 @@ static void print_json(struct out *o, const struct snap *s)
 	    (unsigned long long)s->mig.moved_pages, (unsigned long long)s->mig.failed_pages,
 	    (unsigned long long)s->mig.ns);
 	put(o, "\"background\":{\"running\":%s,\"periods\":%llu,\"cpu_ns\":%llu,\"kernel_ns\":%llu,"
-	       "\"fault_ns\":%llu,\"faults\":%llu,\"core_share\":%.5f,\"recent_share\":%.5f,\"budget\":%.5f,"
+	       "\"fault_ns\":%llu,\"faults\":%llu,\"one_fault_ns\":%llu,\"core_share\":%.5f,\"recent_share\":%.5f,\"budget\":%.5f,"
 	       "\"period_cost_p50_ns\":%llu,\"period_cost_p99_ns\":%llu,\"period_work_p50_ns\":%llu,"
 	       "\"period_work_p99_ns\":%llu},",
 	    s->bg_running ? "true" : "false", (unsigned long long)s->bg_periods,
 	    (unsigned long long)s->bg_cpu_ns, (unsigned long long)s->bg_kernel_ns,
-	    (unsigned long long)s->bg_fault_ns, (unsigned long long)s->faults[TIER_SRC_PAGEMAP], s->bg_share,
+	    (unsigned long long)s->bg_fault_ns, (unsigned long long)s->faults[TIER_SRC_PAGEMAP],
+	    (unsigned long long)s->fault_ns, s->bg_share,
 	    s->bg_recent, tier_settings.bg_cpu, (unsigned long long)s->cost_p50,
 	    (unsigned long long)s->cost_p99, (unsigned long long)s->wall_p50, (unsigned long long)s->wall_p99);
 	put(o, "\"monitor\":{\"idle\":%s,\"watched\":%u,\"cold\":%u,\"allowance_ns\":%llu,\"spent_ns\":%llu,"

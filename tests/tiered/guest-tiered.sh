@@ -69,10 +69,10 @@ blocks = [bytearray(1 << 20) for _ in range(64)]
 ctypes.CDLL(None).tier_stats_print(None, None, b"J")
 print(len(d), sum(len(v) for v in d.values()), len(blocks))
 PY
-out=$(TIERMALLOC_CONF=fast_limit:96M PYTHONMALLOC=malloc pre python3 "$tmp/build.py" 2>"$tmp/py.json")
+out=$(TIERMALLOC_CONF=fast_limit:96M PYTHONMALLOC=malloc pre "${PYTHON3:-python3}" "$tmp/build.py" 2>"$tmp/py.json")
 [ "$out" = "600000 192000000 64" ]
 ok $? "python3 builds a ~300 MB structure under the preload: $out"
-python3 - "$tmp/py.json" <<'PY'
+"${PYTHON3:-python3}" - "$tmp/py.json" <<'PY'
 import json, sys
 t = json.load(open(sys.argv[1]))["tiermalloc"]["tiers"]
 r0, r1 = t[0]["resident"], t[1]["resident"]

@@ -4,6 +4,7 @@
  *   tierctl -w NAME=VALUE ... write a size_t/unsigned/bool knob first
  *   tierctl -W ...            first wait (up to 20 s) until the background
  *                             thread has run a period (its sources started)
+ *   tierctl -S SECONDS ...    first sleep that long (after -W)
  * Exit status 1 with a message when a name fails. */
 #include <errno.h>
 #include <stdbool.h>
@@ -22,11 +23,12 @@ static enum kind kind_of(const char *n)
 	const char *last = strrchr(n, '.');
 	last = last ? last + 1 : n;
 	static const char *const strs[] = {"version", "nodes", "reason", "method", "off_reason"};
-	static const char *const bools[] = {"active", "enabled", "migrate", "verbose", "running"};
+	static const char *const bools[] = {"active", "enabled", "migrate", "verbose", "running", "idle",
+					    "advise"};
 	static const char *const uns[] = {"count", "arena", "period_ms", "heat_half_life_ms",
 					  "promote_rate_mbps", "demote_rate_mbps", "heat_sources",
 					  "stats_print"};
-	static const char *const dbl[] = {"watermark_high", "watermark_low", "hysteresis"};
+	static const char *const dbl[] = {"watermark_high", "watermark_low", "hysteresis", "share", "bg_cpu"};
 	for (size_t i = 0; i < sizeof(strs) / sizeof(*strs); i++)
 		if (!strcmp(last, strs[i]))
 			return K_STR;
@@ -40,6 +42,7 @@ static enum kind kind_of(const char *n)
 		if (!strcmp(last, dbl[i]))
 			return K_DOUBLE;
 	if (!strcmp(last, "nodemask") || !strncmp(n, "stats.heat", 10) || !strncmp(n, "stats.bg.", 9) ||
+	    !strncmp(n, "stats.monitor.", 14) ||
 	    strstr(n, "_bytes") || strstr(n, "_blocks") || strstr(n, "_pages") || strstr(n, "_ns"))
 		return K_U64;
 	if (!strcmp(n, "tier.heat.sources"))
@@ -88,6 +91,10 @@ int main(int argc, char **argv)
 				break;
 			usleep(10000);
 		}
+	}
+	if (i + 1 < argc && !strcmp(argv[i], "-S")) {
+		usleep((useconds_t)(atof(argv[i + 1]) * 1e6));
+		i += 2;
 	}
 	for (; i + 1 < argc && !strcmp(argv[i], "-w"); i += 2) {
 		int e = write_knob(argv[i + 1]);

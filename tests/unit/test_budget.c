@@ -8,10 +8,12 @@
 
 #define PERIOD_NS 100e6
 
-/* The monitor: visits of visit_ns each while the allowance lasts, at
- * least one. */
+/* The monitor: visits of visit_ns each while the allowance lasts (one at
+ * least, when there is any allowance). */
 static double spend(double allowance, double visit_ns)
 {
+	if (allowance <= 0)
+		return 0;
 	double s = visit_ns;
 	while (s < allowance)
 		s += visit_ns;
@@ -42,9 +44,12 @@ int main(void)
 	ok(near((double)tier_budget_allowance(&b), 800e3, 0.1), "the monitor gets what the rest leaves: %.0f us",
 	   (double)tier_budget_allowance(&b) / 1e3);
 
-	/* visits that cost more than the allowance: overspending is paid back */
+	/* visits that cost more than the allowance: overspending is paid back
+	 * by periods without visits */
 	share = run(&b, 200e3, 1.5e6, 200);
-	ok(share < 0.0185, "visits of 1.5 ms each, one at least per period: %.4f of a core", share);
+	ok(near(share, 0.01, 0.1), "visits of 1.5 ms each: %.4f of a core (budget 0.01)", share);
+	share = run(&b, 200e3, 25e6, 500);
+	ok(near(share, 0.01, 0.15), "visits of 25 ms each: %.4f of a core (budget 0.01)", share);
 
 	/* bg_cpu changed at run time */
 	b.target = 0.05;
@@ -69,6 +74,14 @@ int main(void)
 	   "others over budget: the monitor keeps a quarter: %.0f us (want 250)",
 	   (double)tier_budget_allowance(&d) / 1e3);
 	ok(less >= 3 && less <= 6 && more == 0, "push sources asked to sample less %d times in 100 periods", less);
+	struct tier_budget f;
+	tier_budget_init(&f, 0.01, PERIOD_NS);
+	less = 0;
+	for (int i = 0; i < 100; i++) {
+		tier_budget_update(&f, 0, 10e6, PERIOD_NS);
+		less += f.push_dir < 0;
+	}
+	ok(less >= 15, "ten times over budget: the push sources are told sooner (%d times in 100 periods)", less);
 
 	/* room to spare: push sources may sample more again */
 	more = 0;
