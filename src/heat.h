@@ -119,8 +119,6 @@ void tier_heat_count_faults(int src, uint64_t n);
 #define TIER_BF_WATCH 2u  /* in the monitor's watch list (list_idx) */
 #define TIER_BF_COLD 4u   /* in the monitor's cold fast reservoir (list_idx) */
 #define TIER_BF_PULLED 8u /* a pull source measured it at least once */
-#define TIER_BF_BUSY 16u  /* measured over one period at a time (monitor) */
-#define TIER_BF_PENDING 32u /* armed for a measurement next period (monitor) */
 
 /* Samples are fixed point: TIER_HEAT_UNIT per page means "this page was
  * accessed in this period" (DAMON: every sample saw it accessed; pagemap:

@@ -340,29 +340,19 @@ static void fold_touched(struct tier_mapping *m, uint32_t b, void *ctx)
 
 /* ------------------------------------------------------------ visiting */
 
-/* With a pull source, a block is measured in one of two ways:
- *   armed whole (the default): each visit lists what was written since
- *     the last one and re-arms just that, over runs of adjacent blocks in
- *     one call; a call that re-arms nothing costs a page-table walk (about
- *     2 ns a page natively) and no TLB shootdown, so cold memory is cheap
- *     to sweep; the window is the time between visits (a pass);
- *   by a slice over one period (busy blocks on the watch list): a visit
- *     arms a slice and the next period lists what was written there,
- *     without re-arming; the slice is sized so that it finds about
- *     FAULT_TARGET written pages.
- * Every written page found cost the program a write fault (0.5-1 us
- * natively, 5-20 us in VMs), and every call that protects pages a TLB
- * shootdown (an IPI to each CPU running the program: milliseconds under
- * TCG).  A busy block that is not watched would pay a fault on every page
- * at every visit: it is left unarmed between two visits instead (armed at
- * one, measured at the next, then not re-armed). */
-#define PENDING_MAX 4096
-static struct {
-	struct tier_mapping *m;
-	uint32_t b;
-} pending[PENDING_MAX];
-static uint32_t npending;
-
+/* With a pull source, each block has an armed part, measured at each
+ * visit: the visit lists what was written there since the last one and
+ * re-arms just that.  The armed part is the whole block while the block
+ * is quiet (adjacent whole blocks are measured in one call; a call that
+ * re-arms nothing costs a page-table walk, about 2 ns a page natively,
+ * and no TLB shootdown, so cold memory is cheap to sweep), and a slice of
+ * it once it is busy, sized so that a visit finds about FAULT_TARGET
+ * written pages: every written page found cost the program a write fault
+ * (0.5-1 us natively, 5-20 us in VMs) and every call that re-protects
+ * pages a TLB shootdown (an IPI to each CPU running the program).  The
+ * window is the time between visits: a few periods on the watch list, a
+ * pass for the sweep; a written share near 1 only says "at least this
+ * hot". */
 /* Pull-source calls; what they cost is timed by the visit loops, and the
  * faults a measure found are added here. */
 static void measure(struct tier_mapping *m, uintptr_t lo, uintptr_t hi, uint32_t mult, bool rearm)
@@ -394,8 +384,7 @@ static bool busy(const struct tier_block *blk)
 }
 
 /* Runs of adjacent whole blocks, one call each: `op` 0 measures and
- * re-arms, 1 measures without re-arming (busy blocks off the watch list),
- * 2 arms. */
+ * re-arms, 2 arms. */
 static struct {
 	struct tier_mapping *m;
 	uint32_t b0, n;
@@ -421,9 +410,7 @@ static void run_flush(void)
 			blk->pull_first = 0;
 		} else {
 			fold(run.m, b, true, run.sweep);
-			if (run.op == 1) {
-				blk->pull_pages = 0;
-			} else if (busy(blk)) {
+			if (busy(blk)) {
 				/* it turned busy: re-armed whole it would pay a fault
 				 * on every page again before the next visit */
 				uintptr_t a = tier_block_addr(run.m, b);
@@ -454,44 +441,13 @@ static void run_add(struct tier_mapping *m, uint32_t b, int op, bool sweep)
 	run.n++;
 }
 
-/* Watched busy blocks: measure the slice armed last period. */
-static void measure_pending(void)
-{
-	uint64_t t0 = tier_clock_ns(CLOCK_THREAD_CPUTIME_ID);
-	for (uint32_t i = 0; i < npending; i++) {
-		struct tier_mapping *m = pending[i].m;
-		if (!m)
-			continue;
-		uint32_t b = pending[i].b;
-		struct tier_block *blk = &m->blocks[b];
-		blk->flags &= (uint8_t)~TIER_BF_PENDING;
-		if (!blk->pull_pages)
-			continue;
-		uintptr_t lo, hi;
-		slice_range(m, b, blk->pull_first, blk->pull_pages, &lo, &hi);
-		measure(m, lo, hi, TIER_PAGES_PER_BLOCK / blk->pull_pages, false);
-		fold(m, b, true, false);
-		blk->pull_pages = 0;
-		blk->pull_period = mon.period;
-	}
-	npending = 0;
-	mon.sched_ns += tier_clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
-}
-
-/* Arm a slice of block b: `n` pages (0: as many as should show about
- * FAULT_TARGET writes per period, judging by its rate), another part of
- * the block than last time. */
+/* Arm a slice of n pages of block b, at a place that depends on the
+ * block (the slice is a sample of it). */
 static void arm_slice(struct tier_mapping *m, uint32_t b, uint32_t n)
 {
 	struct tier_block *blk = &m->blocks[b];
-	if (!n) {
-		float f = per_period_share(blk);
-		n = SLICE_MIN;
-		while ((float)(n * 2) * f <= FAULT_TARGET && n * 2 < TIER_PAGES_PER_BLOCK)
-			n *= 2;
-	}
 	uint32_t slots = TIER_PAGES_PER_BLOCK / n;
-	blk->pull_first = (uint16_t)(((mon.period + b) % slots) * n);
+	blk->pull_first = (uint16_t)((b * 7 % slots) * n);
 	blk->pull_pages = (uint16_t)n;
 	uintptr_t lo, hi;
 	slice_range(m, b, blk->pull_first, n, &lo, &hi);
@@ -499,16 +455,25 @@ static void arm_slice(struct tier_mapping *m, uint32_t b, uint32_t n)
 	blk->pull_period = mon.period;
 }
 
-/* Arm a slice of a watched busy block for a measurement next period. */
-static void arm_pending(struct tier_mapping *m, uint32_t b)
+/* The armed part for the next window: the whole block when it should find
+ * few writes there, else a slice that should find about FAULT_TARGET. */
+static uint32_t want_pages(const struct tier_block *blk)
 {
-	arm_slice(m, b, 0);
-	m->blocks[b].flags |= TIER_BF_PENDING;
-	pending[npending].m = m;
-	pending[npending++].b = b;
+	if (!blk->pull_pages)
+		return SLICE_FIRST; /* a first look: its rate is unknown */
+	if (!(blk->flags & TIER_BF_PULLED))
+		return blk->pull_pages;
+	uint32_t w = mon.period > blk->pull_period ? mon.period - blk->pull_period : 1;
+	float f = 1.0f - expf(-blk->rate[TIER_SRC_PAGEMAP] * (float)w);
+	if (f * TIER_PAGES_PER_BLOCK <= 2 * FAULT_TARGET)
+		return TIER_PAGES_PER_BLOCK;
+	uint32_t n = SLICE_MIN;
+	while ((float)(n * 2) * f <= FAULT_TARGET && n * 2 < TIER_PAGES_PER_BLOCK)
+		n *= 2;
+	return n;
 }
 
-/* Look at block b now, with a pull source (measure it, or arm it), or
+/* Look at block b now, with a pull source (measure and re-arm it), or
  * without (fold what push sources reported). */
 static void visit(struct tier_mapping *m, uint32_t b, bool pull, bool sweep)
 {
@@ -518,42 +483,35 @@ static void visit(struct tier_mapping *m, uint32_t b, bool pull, bool sweep)
 		fold(m, b, false, sweep);
 		return;
 	}
-	if ((blk->flags & TIER_BF_PENDING) || blk->pull_period == mon.period)
-		return; /* armed or measured this period already */
+	if (blk->pull_period == mon.period)
+		return; /* measured this period already */
+	uint32_t n = want_pages(blk);
+	if (blk->pull_pages == TIER_PAGES_PER_BLOCK && n == TIER_PAGES_PER_BLOCK) {
+		run_add(m, b, 0, sweep);
+		return;
+	}
 	fold(m, b, false, sweep); /* push reports meanwhile */
-	bool watched = blk->flags & TIER_BF_WATCH;
-	if (watched && busy(blk) && npending < PENDING_MAX) {
-		if (blk->pull_pages) { /* what the whole block saw until now */
-			uintptr_t lo, hi;
-			slice_range(m, b, blk->pull_first, blk->pull_pages, &lo, &hi);
-			measure(m, lo, hi, TIER_PAGES_PER_BLOCK / blk->pull_pages, false);
-			fold(m, b, true, false);
-		}
-		arm_pending(m, b);
+	uintptr_t lo, hi;
+	if (blk->pull_pages && blk->pull_pages == n) { /* the same slice: measure, re-arm */
+		slice_range(m, b, blk->pull_first, n, &lo, &hi);
+		measure(m, lo, hi, TIER_PAGES_PER_BLOCK / n, true);
+		fold(m, b, true, sweep);
+		blk->pull_period = mon.period;
 		return;
 	}
-	if (blk->pull_pages == TIER_PAGES_PER_BLOCK) {
-		run_add(m, b, busy(blk) ? 1 : 0, sweep);
-		return;
-	}
-	if (blk->pull_pages) {
-		/* a slice (a first look, or what the watch list left): read it;
-		 * a quiet block is armed whole from now on, a busy one gets
-		 * another slice */
-		uintptr_t lo, hi;
+	if (blk->pull_pages) { /* read the old part, then arm the new one */
 		slice_range(m, b, blk->pull_first, blk->pull_pages, &lo, &hi);
 		measure(m, lo, hi, TIER_PAGES_PER_BLOCK / blk->pull_pages, false);
 		fold(m, b, true, sweep);
-		blk->pull_period = mon.period;
-		if (!busy(blk)) {
-			blk->pull_pages = 0;
-			run_add(m, b, 2, sweep);
-			return;
-		}
+		if (blk->pull_pages == TIER_PAGES_PER_BLOCK) /* whole to slice: the rest stops faulting */
+			tier_heat_disarm(m, tier_block_addr(m, b), tier_block_addr(m, b) + TIER_BLOCK);
+		n = want_pages(blk);
+		blk->pull_pages = 0;
 	}
-	/* a first look, or a busy block off the watch list: a slice, so
-	 * that what it costs in faults is bounded whatever the block does */
-	arm_slice(m, b, blk->pull_pages ? 0 : SLICE_FIRST);
+	if (n == TIER_PAGES_PER_BLOCK)
+		run_add(m, b, 2, sweep);
+	else
+		arm_slice(m, b, n);
 }
 
 /* Time one visit into the period's spending. */
@@ -670,7 +628,6 @@ uint64_t tier_monitor_period(uint32_t period, double decay, uint64_t allowance_n
 	slots_advance();
 	rcu_read_lock();
 	tier_heat_collect();
-	measure_pending();
 	tier_heat_drain_touched(fold_touched, NULL);
 	update_floors();
 	if (!mon.idle && allowance_ns) {
@@ -758,9 +715,6 @@ void tier_monitor_gone(struct tier_mapping *m)
 	drop_refs(mon.cold, &mon.ncold, m);
 	if (run.m == m)
 		run.n = 0;
-	for (uint32_t i = 0; i < npending; i++)
-		if (pending[i].m == m)
-			pending[i].m = NULL;
 	if (mon.cm == m)
 		mon.cm = NULL; /* resume at the next sequence number */
 	/* its blocks leave the histograms and the advisor's slots */
@@ -780,10 +734,9 @@ void tier_monitor_forget(void)
 	cds_list_for_each_entry(m, &tier_registry_list, link)
 		for (uint32_t b = 0; b < m->nblocks; b++) {
 			m->blocks[b].pull_pages = 0;
-			m->blocks[b].flags &= (uint8_t)~(TIER_BF_PULLED | TIER_BF_BUSY | TIER_BF_PENDING);
+			m->blocks[b].flags &= (uint8_t)~TIER_BF_PULLED;
 		}
 	run.n = 0;
-	npending = 0;
 	mon.idle = false;
 	atomic_store(&tier_monitor_stats.idle, false);
 }
