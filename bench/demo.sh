@@ -11,4 +11,4 @@ cd "$(dirname "$0")/.."
 bench/gups/run.sh 256 32 64 12
 echo
 echo "tiermalloc's statistics from that run (inside the VM):"
-sed -n '/Begin tiermalloc statistics/,/End tiermalloc statistics/p' bench/out/gups.log | sed -n '1,40p'
+sed -n '/Begin tiermalloc statistics/,/End tiermalloc statistics/p' bench/out/gups.log | sed -n '1,60p'

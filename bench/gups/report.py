@@ -10,21 +10,25 @@ for line in open(log_path):
         parts = line.split()
         kv = dict(p.split("=", 1) for p in parts[2:])
         summ[parts[1]] = kv
-names = [n for n in ("oracle", "tiermalloc", "kernel", "first-touch") if n in summ]
+order = ("oracle", "tiermalloc", "kernel", "first-touch")
+names = sorted(summ, key=lambda n: (next((i for i, o in enumerate(order) if n.startswith(o)), 9), n))
 oracle = float(summ["oracle"]["steady_hit"]) if "oracle" in summ else None
-print(f"{'placement':<12} {'steady hit ratio':>16} {'vs oracle':>10} {'90% of shifted hot set fast after':>34} {'Mupdates/s':>11}")
+w = max(12, *(len(n) for n in names))
+print(f"{'placement':<{w}} {'steady hit ratio':>16} {'vs oracle':>10} {'90% of shifted hot set fast after':>34} {'Mupdates/s':>11}")
 for n in names:
     hit = float(summ[n]["steady_hit"])
     mups = [float(r["mups"]) for r in rows if r["name"] == n and r["phase"] == "1"][2:]
     rel = f"{100 * hit / oracle:.1f}%" if oracle else "-"
     react = summ[n]["reaction_s"]
     react = "static placement" if n == "oracle" else (f"not within {react[1:]} s" if react.startswith(">") else f"{react} s")
-    print(f"{n:<12} {hit:16.4f} {rel:>10} {react:>34} {sum(mups) / max(len(mups), 1):11.2f}")
-if "tiermalloc" in summ and oracle:
-    t = float(summ["tiermalloc"]["steady_hit"]) / oracle
-    r = summ["tiermalloc"]["reaction_s"]
+    print(f"{n:<{w}} {hit:16.4f} {rel:>10} {react:>34} {sum(mups) / max(len(mups), 1):11.2f}")
+for n in names:
+    if not n.startswith("tiermalloc") or not oracle:
+        continue
+    t = float(summ[n]["steady_hit"]) / oracle
+    r = summ[n]["reaction_s"]
     rs = float(r.lstrip(">"))
-    print(f"targets: steady hit >= 95% of oracle: {'met' if t >= 0.95 else 'MISSED'} ({100 * t:.1f}%); "
+    print(f"targets ({n}): steady hit >= 95% of oracle: {'met' if t >= 0.95 else 'MISSED'} ({100 * t:.1f}%); "
           f"shifted hot set 90% fast within 1 s: {'met' if not r.startswith('>') and rs <= 1.0 else 'MISSED'} ({r} s, "
           f"sampled every 0.25 s)")
 # plot
