@@ -130,7 +130,8 @@ static void *bg_main(void *arg)
 
 		tier_balance_lock();
 		tier_monitor_set_idle(quiet >= IDLE_ENTER);
-		uint64_t sched = tier_monitor_period(++period, decay, tier_budget_allowance(&bud));
+		uint64_t faults = 0;
+		uint64_t sched = tier_monitor_period(++period, decay, tier_budget_allowance(&bud), &faults);
 		tier_balance(period);
 		tier_balance_unlock();
 		tier_registry_reclaim(gone, NULL);
@@ -140,14 +141,13 @@ static void *bg_main(void *arg)
 		uint64_t self = tier_clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
 		struct costs c1;
 		costs_read(&c1);
-		uint64_t d[TIER_COST_KINDS], out = 0;
-		for (int k = 0; k < TIER_COST_KINDS; k++) {
+		uint64_t d[TIER_COST_KINDS];
+		for (int k = 0; k < TIER_COST_KINDS; k++)
 			d[k] = c1.out[k] - c0.out[k];
-			out += d[k];
-		}
-		/* the scheduled part (what the allowance buys: pull sources' work
-		 * and the write faults it found) and the rest */
-		uint64_t total = self + out;
+		/* the scheduled part (what the allowance buys: the visits and the
+		 * write faults they charge) and the rest: this thread's other
+		 * work, the sources' threads and kernel threads */
+		uint64_t total = self + d[TIER_COST_THREAD] + d[TIER_COST_KERNEL] + faults;
 		c0 = c1;
 		if (sched > total)
 			sched = total;

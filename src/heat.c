@@ -172,6 +172,14 @@ bool tier_heat_is_pull(int i)
 	return sources[i]->arm != NULL;
 }
 
+uint64_t tier_heat_fault_ns(void)
+{
+	for (int i = 0; i < TIER_SRC_COUNT; i++)
+		if (running(i) && sources[i]->arm)
+			return atomic_load(&tier_heat_stats.fault_ns[i]);
+	return 0;
+}
+
 /* CPU each push source cost (its calls here and its own threads), as of
  * the last adjust: the one that grew most is the one to slow down. */
 static uint64_t adjust_mark[TIER_SRC_COUNT];

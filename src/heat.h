@@ -106,6 +106,8 @@ void tier_heat_pause(bool paused);
  * cumulative), and whether it is a pull source. */
 uint64_t tier_heat_cost_ns(int i, int kind);
 bool tier_heat_is_pull(int i);
+/* What one fault that a running pull source causes costs here, ns. */
+uint64_t tier_heat_fault_ns(void);
 /* "damon, pagemap, recency running; perf: no hardware PMU" */
 void tier_heat_describe(char *buf, size_t len);
 unsigned tier_heat_running(void);

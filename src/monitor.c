@@ -44,7 +44,9 @@ static struct {
 	uint32_t nwatch, rot;
 	struct ref cold[COLD_MAX];
 	uint32_t ncold;
-	uint64_t sched_ns; /* this period: pull sources' CPU and the faults they found */
+	uint64_t sched_ns;   /* this period: the visits' CPU */
+	int64_t fault_ns;    /* this period: faults charged (when armed) less refunds (when measured) */
+	uint64_t one_fault;  /* what one costs (the pull source measured it) */
 	/* sweep cursor: the next block to visit */
 	struct tier_mapping *cm;
 	uint64_t cseq;
@@ -357,7 +359,24 @@ static void fold_touched(struct tier_mapping *m, uint32_t b, void *ctx)
  * faults a measure found are added here. */
 static void measure(struct tier_mapping *m, uintptr_t lo, uintptr_t hi, uint32_t mult, bool rearm)
 {
-	mon.sched_ns += tier_heat_measure(m, lo, hi, mult, rearm);
+	mon.fault_ns += (int64_t)tier_heat_measure(m, lo, hi, mult, rearm);
+}
+
+/* The faults an armed part may cost are charged when it is armed (they
+ * happen in the program before the next visit finds them: charged only
+ * then, a pass that arms many blocks would run far over the budget), and
+ * what it did not cost is given back when it is measured. */
+static void charge(struct tier_block *blk, float faults)
+{
+	uint8_t e = faults > 255 ? 255 : (uint8_t)(faults + 0.5f);
+	blk->pull_expect = e;
+	mon.fault_ns += (int64_t)e * (int64_t)mon.one_fault;
+}
+
+static void refund(struct tier_block *blk)
+{
+	mon.fault_ns -= (int64_t)blk->pull_expect * (int64_t)mon.one_fault;
+	blk->pull_expect = 0;
 }
 
 static void slice_range(struct tier_mapping *m, uint32_t b, uint32_t first, uint32_t n, uintptr_t *lo,
@@ -408,7 +427,9 @@ static void run_flush(void)
 		if (run.op == 2) {
 			blk->pull_pages = TIER_PAGES_PER_BLOCK;
 			blk->pull_first = 0;
+			charge(blk, 2 * FAULT_TARGET); /* quiet: so it should stay */
 		} else {
+			refund(blk);
 			fold(run.m, b, true, run.sweep);
 			if (busy(blk)) {
 				/* it turned busy: re-armed whole it would pay a fault
@@ -416,6 +437,8 @@ static void run_flush(void)
 				uintptr_t a = tier_block_addr(run.m, b);
 				tier_heat_disarm(run.m, a, a + TIER_BLOCK);
 				blk->pull_pages = 0;
+			} else {
+				charge(blk, 2 * FAULT_TARGET);
 			}
 		}
 		blk->pull_period = mon.period;
@@ -453,6 +476,9 @@ static void arm_slice(struct tier_mapping *m, uint32_t b, uint32_t n)
 	slice_range(m, b, blk->pull_first, n, &lo, &hi);
 	tier_heat_arm(m, lo, hi);
 	blk->pull_period = mon.period;
+	/* a first look may find every page written; later, about what the
+	 * size was chosen for */
+	charge(blk, (blk->flags & TIER_BF_PULLED) ? FAULT_TARGET : (float)n);
 }
 
 /* The armed part for the next window: the whole block when it should find
@@ -495,13 +521,16 @@ static void visit(struct tier_mapping *m, uint32_t b, bool pull, bool sweep)
 	if (blk->pull_pages && blk->pull_pages == n) { /* the same slice: measure, re-arm */
 		slice_range(m, b, blk->pull_first, n, &lo, &hi);
 		measure(m, lo, hi, TIER_PAGES_PER_BLOCK / n, true);
+		refund(blk);
 		fold(m, b, true, sweep);
 		blk->pull_period = mon.period;
+		charge(blk, FAULT_TARGET);
 		return;
 	}
 	if (blk->pull_pages) { /* read the old part, then arm the new one */
 		slice_range(m, b, blk->pull_first, blk->pull_pages, &lo, &hi);
 		measure(m, lo, hi, TIER_PAGES_PER_BLOCK / blk->pull_pages, false);
+		refund(blk);
 		fold(m, b, true, sweep);
 		if (blk->pull_pages == TIER_PAGES_PER_BLOCK) /* whole to slice: the rest stops faulting */
 			tier_heat_disarm(m, tier_block_addr(m, b), tier_block_addr(m, b) + TIER_BLOCK);
@@ -512,6 +541,13 @@ static void visit(struct tier_mapping *m, uint32_t b, bool pull, bool sweep)
 		run_add(m, b, 2, sweep);
 	else
 		arm_slice(m, b, n);
+}
+
+/* What this period's visits cost so far: their CPU and the faults charged. */
+static uint64_t spent(void)
+{
+	int64_t s = (int64_t)mon.sched_ns + mon.fault_ns;
+	return s > 0 ? (uint64_t)s : 0;
 }
 
 /* Time one visit into the period's spending. */
@@ -528,7 +564,7 @@ static void timed_visit(struct tier_mapping *m, uint32_t b, bool pull, bool swee
 static void visit_watch(uint64_t until, bool pull)
 {
 	uint32_t n = mon.nwatch;
-	for (uint32_t k = 0; k < n && until && (k == 0 || mon.sched_ns < until); k++) {
+	for (uint32_t k = 0; k < n && until && (k == 0 || spent() < until); k++) {
 		if (!mon.nwatch)
 			break;
 		if (mon.rot >= mon.nwatch)
@@ -563,7 +599,7 @@ static void sweep(uint64_t until, bool pull)
 	struct tier_mapping *m = cursor();
 	uint64_t steps = EMPTY_STEPS;
 	bool any = false;
-	while (until && (!any || mon.sched_ns < until) && steps--) {
+	while (until && (!any || spent() < until) && steps--) {
 		if (!m) { /* end of a pass */
 			uint32_t len = mon.period - mon.pass_start;
 			if (mon.pass_blocks) {
@@ -620,11 +656,13 @@ static void update_floors(void)
 	mon.watch_out = mon.watch_in * (TIER_WATCH_OUT / TIER_WATCH_IN);
 }
 
-uint64_t tier_monitor_period(uint32_t period, double decay, uint64_t allowance_ns)
+uint64_t tier_monitor_period(uint32_t period, double decay, uint64_t allowance_ns, uint64_t *faults_ns)
 {
 	mon.period = period;
 	mon.decay = decay;
 	mon.sched_ns = 0;
+	mon.fault_ns = 0;
+	mon.one_fault = tier_heat_fault_ns();
 	slots_advance();
 	rcu_read_lock();
 	tier_heat_collect();
@@ -639,10 +677,12 @@ uint64_t tier_monitor_period(uint32_t period, double decay, uint64_t allowance_n
 	atomic_store(&tier_monitor_stats.watched, mon.nwatch);
 	atomic_store(&tier_monitor_stats.cold, mon.ncold);
 	atomic_store(&tier_monitor_stats.allowance_ns, allowance_ns);
-	atomic_fetch_add(&tier_monitor_stats.spent_ns, mon.sched_ns);
+	uint64_t total = spent();
+	atomic_fetch_add(&tier_monitor_stats.spent_ns, total);
 	if (mon.idle)
 		atomic_fetch_add(&tier_monitor_stats.idle_periods, 1);
-	return mon.sched_ns;
+	*faults_ns = total > mon.sched_ns ? total - mon.sched_ns : 0;
+	return total;
 }
 
 void tier_monitor_set_idle(bool idle)

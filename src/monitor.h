@@ -48,9 +48,11 @@ extern struct tier_monitor_stats tier_monitor_stats;
  * the watch list (up to half the allowance) and the sweep's next blocks
  * until `allowance_ns` are spent (one visit of each at least, unless the
  * allowance is 0: the budget keeps what was overspent as a debt).  decay: the moving averages' weight per period.
- * Returns what the visits cost: their time, and the write faults the
- * pull sources found.  Background thread, balance lock held. */
-uint64_t tier_monitor_period(uint32_t period, double decay, uint64_t allowance_ns);
+ * Returns what the visits cost: their CPU, and the write faults that the
+ * parts armed will cost the program (charged when armed, reconciled with
+ * what measuring found), that part also in *faults_ns.  Background
+ * thread, balance lock held. */
+uint64_t tier_monitor_period(uint32_t period, double decay, uint64_t allowance_ns, uint64_t *faults_ns);
 /* Cheap watch: sources paused, nothing armed, only the period's bookkeeping. */
 void tier_monitor_set_idle(bool idle);
 /* A block moved (policy or tier.promote/demote): watch it for a while. */

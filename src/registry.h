@@ -42,6 +42,7 @@ struct tier_block {
 	uint16_t seen_pages;       /* pages counted in the advisor's slot */
 	uint16_t pull_first;       /* pull sources: the armed slice, in pages (pull_pages 0: none) */
 	uint16_t pull_pages;
+	uint8_t pull_expect;       /* write faults charged for the armed part when it was armed */
 	uint8_t hist_tier;         /* tier + 1 of that count (0: none) */
 	uint8_t hist_bucket;
 	uint8_t flags;             /* heat bookkeeping (TIER_BF_*) */

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Table and plot for bench/scale/run.sh: one row per footprint."""
-import csv, os, subprocess, sys
+import csv, os, statistics, subprocess, sys
 
 csv_path, out = sys.argv[1], sys.argv[2]
 rows = list(csv.DictReader(open(csv_path)))
@@ -34,7 +34,9 @@ for f in feet:
     flt = "-"
     if w2 and jw:
         flt = f"{(num(w2, 'minflt') - num(jw, 'minflt')) / max(float(os.environ.get('W', 4)), 1):.0f}"
-    rate = f"{num(ut, 'rate_maps') / num(uj, 'rate_maps'):.3f}" if ut and uj and num(uj, "rate_maps") > 0 else "-"
+    rt = [num(r, "rate_maps") for r in rows if r["footprint_mib"] == f and r["workload"] == "unpaced" and r["allocator"] == "tiermalloc" and r["phase"] == "2"]
+    rj = [num(r, "rate_maps") for r in rows if r["footprint_mib"] == f and r["workload"] == "unpaced" and r["allocator"] == "jemalloc" and r["phase"] == "2"]
+    rate = f"{statistics.median(rt) / statistics.median(rj):.3f}" if rt and rj and statistics.median(rj) > 0 else "-"
     lines.append((f"{fmib} MiB", f"{w2['touched_mib'] if w2 else '?'} MiB",
                   f"{100 * num(w2, 'bg_share'):.2f}", f"{100 * num(r2, 'bg_share'):.2f}",
                   f"{num(w2, 'cost_p50_us'):.0f}/{num(w2, 'cost_p99_us'):.0f}", f"{meta:.3f}", flt,

@@ -13,6 +13,8 @@
 # the access rate the program gets.  Writes bench/out/scale.csv,
 # bench/out/scale.png and prints a table.  --quick: 64 and 256 MiB, short
 # phases (checks that it runs and its output is well formed).
+# Environment: BG (bg_cpu of the paced runs, 0.01), RATE, A (seconds a
+# phase), W (steady window), ROUNDS (unpaced rounds), TOUCH_MAX.
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
@@ -22,10 +24,11 @@ if [ "${1:-}" = --quick ]; then
 	shift
 fi
 FOOT=${*:-256 1024 4096 16384 65536}
-A=${A:-10} W=${W:-4} RATE=${RATE:-2} TOUCH_MAX=${TOUCH_MAX:-8192}
+A=${A:-10} W=${W:-4} RATE=${RATE:-2} TOUCH_MAX=${TOUCH_MAX:-8192} ROUNDS=${ROUNDS:-3}
+BG=${BG:-0.01}
 if [ $quick = 1 ]; then
 	FOOT=${*:-64 256}
-	A=3 W=1
+	A=3 W=1 ROUNDS=1
 fi
 out=$top/bench/out
 mkdir -p "$out"
@@ -51,21 +54,24 @@ for F in $FOOT; do
 		r=
 		[ $WL = read-only ] && r=-r
 		AL=tiermalloc
-		LD_PRELOAD=$LIB TIERMALLOC_CONF=advise:true "$S" -f "$F" -t "$T" -H "$H" $r -R "$RATE" \
+		LD_PRELOAD=$LIB TIERMALLOC_CONF=advise:true,bg_cpu:$BG "$S" -f "$F" -t "$T" -H "$H" $r -R "$RATE" \
 			-a "$A" -b "$A" -w "$W" -n "$F" | row
 	done
 	# jemalloc, same paced workload: the faults the program takes anyway
 	WL=written AL=jemalloc
 	LD_PRELOAD=$JE "$S" -f "$F" -t "$T" -H "$H" -R "$RATE" -a "$W" -b "$W" -w "$W" -n "$F" | row
-	# the rate the program gets: unpaced, each allocator, same run
-	for AL in jemalloc tiermalloc; do
-		WL=unpaced
-		if [ $AL = jemalloc ]; then
-			LD_PRELOAD=$JE "$S" -f "$F" -t "$T" -H "$H" -a "$W" -b "$W" -w "$W" -n "$F" | row
-		else
-			LD_PRELOAD=$LIB TIERMALLOC_CONF=advise:true "$S" -f "$F" -t "$T" -H "$H" -a "$W" -b "$W" \
-				-w "$W" -n "$F" | row
-		fi
+	# the rate the program gets: unpaced, the allocators alternated
+	# ROUNDS times (this machine is noisy: medians)
+	for _ in $(seq "$ROUNDS"); do
+		for AL in jemalloc tiermalloc; do
+			WL=unpaced
+			if [ $AL = jemalloc ]; then
+				LD_PRELOAD=$JE "$S" -f "$F" -t "$T" -H "$H" -a "$W" -b "$W" -w "$W" -n "$F" | row
+			else
+				LD_PRELOAD=$LIB TIERMALLOC_CONF=advise:true "$S" -f "$F" -t "$T" -H "$H" -a "$W" \
+					-b "$W" -w "$W" -n "$F" | row
+			fi
+		done
 	done
 done
 python3 "$top/bench/scale/report.py" "$csv" "$out"
