@@ -292,8 +292,18 @@ static void fold(struct tier_mapping *m, uint32_t b, bool pulled, bool sweep)
 	bool seen = false;
 	for (int i = 0; i < TIER_SRC_COUNT; i++) {
 		bool pull = i == TIER_SRC_PAGEMAP;
-		if (pull ? !pulled : !push)
+		if (pull ? !pulled : !push) {
+			/* folded already this period (a push report queued it):
+			 * a sweep visit still samples the source's rate for the
+			 * floors, or a source that reports every block (DAMON)
+			 * would never be sampled there */
+			if (sweep && !pull && (tier_heat_running() >> i & 1))
+				tier_rate_hist_add(&mon.rates[i], blk->rate[i], pages);
 			goto sum;
+		}
+		/* the floors: from every fold but watch-list visits (blocks that
+		 * were hot would bias them up); push sources that report
+		 * everywhere (DAMON) are sampled by their own reports too */
 		uint32_t s = atomic_exchange_explicit(&blk->samples[i], 0, memory_order_relaxed);
 		float r;
 		if (pull) {
@@ -318,7 +328,7 @@ static void fold(struct tier_mapping *m, uint32_t b, bool pulled, bool sweep)
 		}
 		if (r > 1e-6f)
 			seen = true;
-		if (sweep)
+		if (sweep || !(blk->flags & TIER_BF_WATCH))
 			tier_rate_hist_add(&mon.rates[i], r, pages);
 	sum:;
 		float over = blk->rate[i] - mon.floor[i];
