@@ -1,4 +1,5 @@
 #define _GNU_SOURCE
+#include <jemalloc/jemalloc.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
@@ -80,7 +81,7 @@ static void boot(void)
 	tier_place_setup(&tier_topo, tier_settings.enabled, tier_settings.fast_limit);
 
 	pthread_atfork(prefork, postfork_parent, postfork_child);
-	if (tier_arenas_install(tier_topo.ntiers) < 0)
+	if (tier_arenas_install(tier_topo.ntiers, true) < 0)
 		tier_log("could not install extent hooks; allocations are served untiered");
 }
 
@@ -147,8 +148,13 @@ void tier_start(void)
 			tier_stats_fd = fd;
 	}
 	atexit(at_exit);
-	/* jemalloc is initialised by now, so this child handler runs after its
-	 * own: the child can allocate, and start its background thread */
+	/* jemalloc registers its fork handlers when it initialises: make sure
+	 * it has (no mallctl needs to have run), so that these prepare before
+	 * its own (a thread holding the arena lock may be waiting for one of
+	 * jemalloc's locks) and the child handlers run after its own: the
+	 * child can allocate, and start its background thread */
+	dallocx(mallocx(1, 0), 0);
+	pthread_atfork(tier_arenas_prefork, tier_arenas_postfork, tier_arenas_postfork);
 	pthread_atfork(NULL, NULL, tier_bg_after_fork_child);
 	tier_bg_start();
 }
