@@ -68,6 +68,15 @@ static size_t default_fast_limit(void)
 	return (size_t)(free_b / 10 * 9);
 }
 
+/* The hooks serve placement and heat tracking.  With one tier (no
+ * fast_nodes/slow_nodes override can add one at run time) and advise off,
+ * nothing is ever placed or moved: jemalloc then runs alone, without the
+ * fixed cost of hooking (its control tree for every possible arena). */
+static bool hooks_needed(void)
+{
+	return tier_topo.ntiers >= 2 || tier_settings.advise || tier_settings.always_hook;
+}
+
 static void boot(void)
 {
 	tier_settings_default(&tier_settings);
@@ -81,7 +90,7 @@ static void boot(void)
 	tier_place_setup(&tier_topo, tier_settings.enabled, tier_settings.fast_limit);
 
 	pthread_atfork(prefork, postfork_parent, postfork_child);
-	if (tier_arenas_install(tier_topo.ntiers, true) < 0)
+	if (tier_arenas_install(tier_topo.ntiers, hooks_needed()) < 0)
 		tier_log("could not install extent hooks; allocations are served untiered");
 }
 
@@ -117,6 +126,9 @@ static void announce(void)
 		      tier_knob_given(&tier_settings, "enabled");
 	if (tier_topo.ntiers < 2 && (tier_settings.verbose || wanted)) {
 		tier_log("tiering off: %s", tier_topo.why_single);
+		if (tier_settings.verbose && !tier_arenas_hooking())
+			tier_log("extent hooks off: with one tier and advise off nothing is placed or "
+				 "moved, so jemalloc serves alone (always_hook:true keeps stats and pins)");
 	} else if (tier_settings.verbose) {
 		tier_log("tiering %s: %d tiers (%s), fast_limit %zu MiB",
 			 atomic_load(&tier_place.active) ? "on" : "off (enabled:false)", tier_topo.ntiers,

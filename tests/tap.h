@@ -5,6 +5,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 static int tap_n, tap_failed;
 
@@ -33,6 +35,21 @@ __attribute__((format(printf, 1, 2))) TAP_FN void diag(const char *fmt, ...)
 	va_end(ap);
 	printf("\n");
 	fflush(stdout);
+}
+
+/* Run this test again with name=value in its environment, unless that is
+ * already so: tiermalloc and jemalloc read their settings once, at the
+ * first allocation, before main can change them. */
+TAP_FN void tap_rerun_with(char **argv, const char *name, const char *value)
+{
+	const char *v = getenv(name);
+	if (v && !strcmp(v, value))
+		return;
+	setenv(name, value, 1);
+	fflush(stdout);
+	execv("/proc/self/exe", argv);
+	perror("execv /proc/self/exe");
+	exit(1);
 }
 
 TAP_FN int done(void)
