@@ -39,6 +39,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "init.h"
 #include "registry.h"
@@ -157,6 +158,21 @@ static bool setup(void)
 	return true;
 }
 
+/* Count an allocation that is never freed, and give back its pages: under
+ * THP "always" the default chunk is one huge page already faulted in, and
+ * dropping the unused part keeps our first block from adding 2 MiB to the
+ * peak.  Its contents are nobody's (jemalloc keeps no metadata in large
+ * extents), and address space stays taken. */
+static void set_aside(void *p)
+{
+	size_t n = sallocx(p, 0);
+	atomic_fetch_add(&absorbed, n);
+	uintptr_t a = tier_align_up((uintptr_t)p, TIER_PAGE);
+	uintptr_t b = tier_align_down((uintptr_t)p + n, TIER_PAGE);
+	if (b > a)
+		madvise((void *)a, b - a, MADV_DONTNEED);
+}
+
 /* Set aside what is left of a chunk that arena a mapped with jemalloc's
  * hooks: its retained address space would otherwise serve allocations
  * before any memory of ours.  Allocations that are never freed: address
@@ -186,7 +202,7 @@ static void absorb_default_chunk(unsigned a)
 			dallocx(p, MALLOCX_TCACHE_NONE);
 			return;
 		}
-		atomic_fetch_add(&absorbed, sallocx(p, 0));
+		set_aside(p);
 	}
 }
 
@@ -272,7 +288,7 @@ void tier_arena_huge_prepare(void)
 		 * kept, with the rest of its default chunk (absorbed below) */
 		void *p = mallocx(oversize, MALLOCX_TCACHE_NONE);
 		if (p)
-			atomic_fetch_add(&absorbed, sallocx(p, 0));
+			set_aside(p);
 	}
 	hook_huge_locked();
 	pthread_mutex_unlock(&arena_lock);
