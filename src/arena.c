@@ -4,29 +4,32 @@
  *
  * Automatic arenas.  Arena 0 exists before we run (jemalloc's first call
  * made it); its hooks are swapped at boot, and the chunk it had mapped
- * with the default hooks is set aside.  jemalloc gives a new thread an
- * initialised arena that has no threads if there is one, else initialises
- * the first unused index with its default hooks.  So before a thread's
- * first allocation (tier_arena_thread_start, called by the interposer),
- * under one mutex, we make sure that an arena created with our hooks has
- * no threads (the spare), let jemalloc choose (a read of thread.arena),
- * and note whether the thread took the spare: if so, the next new thread
- * creates another.  At most one arena more than jemalloc would make.
- * Writing arena.<i>.extent_hooks on an unused automatic index creates the
- * arena with our hooks.
+ * with the default hooks is set aside.  A thread's first call into jemalloc
+ * (any call, a mallctl included) binds it to an arena: an initialised one
+ * with no threads if there is one, else jemalloc initialises the first
+ * unused index with its default hooks.  So the interposer sends a thread's
+ * first allocation here (tier_arena_thread_start), where, under one mutex,
+ * the thread enters jemalloc with a read of thread.arena; if it got an
+ * arena we have not hooked (the first thread after main, or a race), the
+ * arena is hooked before the thread allocates anything from it; then a
+ * spare is made for the next thread: writing arena.<i>.extent_hooks on an
+ * unused automatic index creates the arena with our hooks, and it has no
+ * threads until the next one arrives.  So arenas come with threads, at
+ * most one more than jemalloc would make.
  *
- * An automatic arena that got jemalloc's hooks anyway (a thread whose
- * first call reached jemalloc without the interposer, a thread.arena
- * binding) is hooked as soon as we see it: extents it mapped before stay
- * with the default hooks (hooks.c forwards calls on them), later ones are
- * ours.  Such arenas are counted (tier_arenas_late).
+ * An automatic arena that had jemalloc's hooks when data may already have
+ * been mapped in it (a thread whose first call reached jemalloc without
+ * the interposer, a thread.arena binding) is hooked as soon as we see it:
+ * extents mapped before stay with the default hooks (hooks.c forwards
+ * calls on them), later ones are ours.  These are counted
+ * (tier_arenas_late).
  *
  * The huge-allocation arena (index narenas) cannot be created with hooks
  * through mallctl, and jemalloc creates it lazily with its defaults.  At
  * the first oversize allocation, we make jemalloc create it with one
  * allocation of the threshold size, hook it, and keep that allocation and
- * the rest of its default chunk (address space, never touched) out of
- * circulation, so that huge allocations come from our hooks.
+ * the rest of its default chunk (address space) out of circulation, so
+ * that huge allocations come from our hooks.
  *
  * Explicit arenas, one per tier, are created at their first use.
  *
@@ -64,8 +67,9 @@ static uint64_t known[TIER_MAX_ARENAS / 64]; /* automatic arenas with our hooks 
 static _Atomic unsigned hooked, late;
 static _Atomic bool huge_hooked;
 static _Atomic size_t absorbed;
-/* MIBs of arena.0.dirty_decay_ms, arena.0.extent_hooks and thread.arena */
-static size_t mib_init[3], mib_hooks[3], mib_thread[2];
+/* MIBs of arena.0.dirty_decay_ms, arena.0.extent_hooks, thread.arena and
+ * thread.allocated */
+static size_t mib_init[3], mib_hooks[3], mib_thread[2], mib_allocated[2];
 static bool mibs_ok;
 /* The booting thread is bound (to arena 0) before any spare exists. */
 static __thread bool tls_bound __attribute__((tls_model("initial-exec")));
@@ -146,6 +150,8 @@ static bool setup(void)
 	mibs_ok &= mallctlnametomib("arena.0.extent_hooks", mib_hooks, &sz) == 0 && sz == 3;
 	sz = 2;
 	mibs_ok &= mallctlnametomib("thread.arena", mib_thread, &sz) == 0 && sz == 2;
+	sz = 2;
+	mibs_ok &= mallctlnametomib("thread.allocated", mib_allocated, &sz) == 0 && sz == 2;
 	sz = sizeof(oversize);
 	if (mallctl("opt.oversize_threshold", &oversize, &sz, NULL, 0) || oversize > ((size_t)1 << 40))
 		oversize = 0;
@@ -250,25 +256,34 @@ static void ensure_spare_locked(void)
 
 void tier_arena_thread_start(void)
 {
-	if (!hooks_on || eager || !mibs_ok || tls_bound)
+	if (!hooks_on || eager || tls_bound)
 		return;
 	tls_bound = true;
 	pthread_mutex_lock(&arena_lock);
-	ensure_spare_locked();
+	/* This thread's first call into jemalloc (any call, a mallctl too)
+	 * binds it: to a hooked arena that has no threads if there is one. */
 	unsigned a = NONE;
 	size_t sz = sizeof(a);
-	/* the read makes jemalloc bind this thread to an arena now */
 	if (mallctlbymib(mib_thread, 2, &a, &sz, NULL, 0) == 0 && a < nauto) {
 		if (a == spare)
 			spare = NONE;
 		if (!is_known(a)) {
-			/* jemalloc made a new arena, so no hooked one was free:
-			 * the spare went to a thread we did not see */
+			/* None was free: jemalloc made an arena with its hooks,
+			 * normally just now for this thread (the first thread
+			 * after main, or the spare went to a thread we did not
+			 * see).  Hooked before this thread allocates, only its
+			 * first metadata block is jemalloc's; it is late if it
+			 * may hold data mapped with jemalloc's hooks already. */
+			uint64_t before = 1;
+			sz = sizeof(before);
+			mallctlbymib(mib_allocated, 2, &before, &sz, NULL, 0);
+			bool clean = a == next_auto && before == 0;
 			spare = NONE;
 			if (set_hooks(a) == 0)
-				take(a, true);
+				take(a, !clean);
 		}
-		sweep_locked();
+		/* the next new thread takes this one */
+		ensure_spare_locked();
 	}
 	pthread_mutex_unlock(&arena_lock);
 }
