@@ -11,8 +11,11 @@
 # Host: jemalloc, tiermalloc as it runs there (one NUMA node: no hooks),
 # and tiermalloc with always_hook:true (the hooked path at native speed).
 # Tiered VM (tests/vm/run, node 1 CPU-less and slower): jemalloc and
-# tiermalloc, which hooks there.  Targets (issue 8): start-up <= 1.2x
-# jemalloc's, peak RSS <= 256 KiB above it.  Needs a build (make).
+# tiermalloc, which hooks there.  Both: "mallctl", jemalloc plus one
+# mallctl at start, the part of any hooked process's cost that is
+# jemalloc's own (its control tree, sized by the arena count).  Targets
+# (issue 8): start-up <= 1.2x jemalloc's, peak RSS <= 256 KiB above it.
+# Needs a build (make).
 set -eu
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 JE=${JEMALLOC_LIB:-/usr/lib/x86_64-linux-gnu/libjemalloc.so.2}
@@ -26,19 +29,20 @@ while [ $# -gt 0 ]; do
 	--host-only) where=host ;;
 	--vm-only) where=vm ;;
 	--in-vm) in_vm=1 ;; # internal: the guest side of --vm-only
-	*) sed -n '2,16s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
+	*) sed -n '2,19s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
 	esac
 	shift
 done
 for f in "$JE" "$LIB"; do
 	[ -e "$f" ] || { echo "run.sh: $f not found (build first: make)" >&2; exit 1; }
 done
-if [ ! -x "$TOP/bench/startup/spawn" ] || [ ! -x "$TOP/bench/startup/threads" ]; then
-	[ $in_vm -eq 0 ] || { echo "run.sh: helpers not built" >&2; exit 1; }
-	make -C "$TOP" -s bench/startup/spawn bench/startup/threads >&2
-fi
 SPAWN=$TOP/bench/startup/spawn
 THREADS=$TOP/bench/startup/threads
+CTL1=$TOP/bench/startup/.libs/mallctl1.so
+if [ ! -x "$SPAWN" ] || [ ! -x "$THREADS" ] || [ ! -e "$CTL1" ]; then
+	[ $in_vm -eq 0 ] || { echo "run.sh: helpers not built" >&2; exit 1; }
+	make -C "$TOP" -s bench/startup/spawn bench/startup/threads bench/startup/mallctl1.la >&2
+fi
 
 # measure ROUNDS CONFIGS...: one line per run on stdout:
 #   program narenas config round microseconds peak-KiB
@@ -61,6 +65,7 @@ measure() {
 				for cfg in "$@"; do
 					case $cfg in
 					jemalloc) env="LD_PRELOAD=$JE" ;;
+					mallctl) env="LD_PRELOAD=$JE:$CTL1" ;;
 					tiermalloc) env="LD_PRELOAD=$LIB" ;;
 					hooked) env="LD_PRELOAD=$LIB TIERMALLOC_CONF=always_hook:true" ;;
 					esac
@@ -130,6 +135,8 @@ for p in progs:
                 worst_r[c] = max(worst_r.get(c, -1e9), dk)
         print(row)
 for c in cfgs[1:]:
+    if c == "mallctl":
+        continue
     print(f"{c}: worst start-up ratio {worst_t[c]:.2f} (target <= 1.2: "
           f"{'met' if worst_t[c] <= 1.2 else 'not met'}); worst peak RSS "
           f"{worst_r[c]:+.0f} KiB (target <= +256: {'met' if worst_r[c] <= 256 else 'not met'})")
@@ -147,7 +154,8 @@ machine() {
 
 if [ $in_vm -eq 1 ]; then
 	r=${rounds:-$([ $quick -eq 1 ] && echo 5 || echo 11)}
-	measure "$r" jemalloc tiermalloc | report "tiered VM (QEMU/TCG, 2 nodes): $(machine)" jemalloc tiermalloc
+	measure "$r" jemalloc mallctl tiermalloc |
+		report "tiered VM (QEMU/TCG, 2 nodes): $(machine)" jemalloc mallctl tiermalloc
 	echo "arenas of 64 live threads (tiered VM):"
 	arenas jemalloc tiermalloc
 	exit 0
@@ -156,9 +164,9 @@ if [ $where != vm ]; then
 	r=${rounds:-$([ $quick -eq 1 ] && echo 9 || echo 41)}
 	data=$(mktemp)
 	trap 'rm -f "$data"' EXIT
-	measure "$r" jemalloc tiermalloc hooked >"$data"
+	measure "$r" jemalloc mallctl tiermalloc hooked >"$data"
 	report "host: $(machine); tiermalloc: hooks off (one node); hooked: always_hook:true" \
-		jemalloc tiermalloc hooked <"$data"
+		jemalloc mallctl tiermalloc hooked <"$data"
 	echo "arenas of 64 live threads (host):"
 	arenas jemalloc tiermalloc hooked
 fi
