@@ -327,6 +327,8 @@ void tier_arenas_sweep(void)
 {
 	if (!hooks_on || eager)
 		return;
+	/* a thread whose first call this is binds through the usual path */
+	tier_thread_enter(0);
 	pthread_mutex_lock(&arena_lock);
 	sweep_locked();
 	pthread_mutex_unlock(&arena_lock);
@@ -352,6 +354,7 @@ unsigned tier_arena_of_tier(int tier)
 	unsigned a = atomic_load_explicit(&tier_arena[tier], memory_order_acquire);
 	if (a != NONE || tier >= ntiers)
 		return a;
+	tier_thread_enter(0);
 	pthread_mutex_lock(&arena_lock);
 	a = atomic_load(&tier_arena[tier]);
 	if (a == NONE && setup()) {
