@@ -37,6 +37,26 @@ __attribute__((format(printf, 1, 2))) TAP_FN void diag(const char *fmt, ...)
 	fflush(stdout);
 }
 
+/* Text written through a callback (tier_stats_print's write_cb), kept. */
+static char tap_out[16384];
+static size_t tap_outn;
+TAP_FN void tap_out_cb(void *opaque, const char *s)
+{
+	(void)opaque;
+	size_t n = strlen(s);
+	if (tap_outn + n < sizeof(tap_out)) {
+		memcpy(tap_out + tap_outn, s, n);
+		tap_outn += n;
+		tap_out[tap_outn] = '\0';
+	}
+}
+
+TAP_FN void tap_out_reset(void)
+{
+	tap_outn = 0;
+	tap_out[0] = '\0';
+}
+
 /* Run this test again with name=value in its environment, unless that is
  * already so: tiermalloc and jemalloc read their settings once, at the
  * first allocation, before main can change them. */

@@ -44,6 +44,16 @@ if [ ! -x "$SPAWN" ] || [ ! -x "$THREADS" ] || [ ! -e "$CTL1" ]; then
 	make -C "$TOP" -s bench/startup/spawn bench/startup/threads bench/startup/mallctl1.la >&2
 fi
 
+# cfg_env CONFIG: the environment words of a configuration
+cfg_env() {
+	case $1 in
+	jemalloc) echo "LD_PRELOAD=$JE" ;;
+	mallctl) echo "LD_PRELOAD=$JE:$CTL1" ;;
+	tiermalloc) echo "LD_PRELOAD=$LIB" ;;
+	hooked) echo "LD_PRELOAD=$LIB TIERMALLOC_CONF=always_hook:true" ;;
+	esac
+}
+
 # measure ROUNDS CONFIGS...: one line per run on stdout:
 #   program narenas config round microseconds peak-KiB
 measure() {
@@ -63,12 +73,7 @@ measure() {
 				mc=
 				[ $na = default ] || mc=MALLOC_CONF=narenas:$na
 				for cfg in "$@"; do
-					case $cfg in
-					jemalloc) env="LD_PRELOAD=$JE" ;;
-					mallctl) env="LD_PRELOAD=$JE:$CTL1" ;;
-					tiermalloc) env="LD_PRELOAD=$LIB" ;;
-					hooked) env="LD_PRELOAD=$LIB TIERMALLOC_CONF=always_hook:true" ;;
-					esac
+					env=$(cfg_env "$cfg")
 					# word splitting of $env, $mc and $cmd is intended
 					# shellcheck disable=SC2086
 					"$SPAWN" 1 $env $mc -- $cmd | sed "s/^/$prog $na $cfg $i /"
@@ -84,13 +89,8 @@ arenas() {
 		mc=
 		[ $na = default ] || mc=MALLOC_CONF=narenas:$na
 		for cfg in "$@"; do
-			case $cfg in
-			jemalloc) env="LD_PRELOAD=$JE" ;;
-			tiermalloc) env="LD_PRELOAD=$LIB" ;;
-			hooked) env="LD_PRELOAD=$LIB TIERMALLOC_CONF=always_hook:true" ;;
-			esac
 			# shellcheck disable=SC2086
-			env -u MALLOC_CONF -u TIERMALLOC_CONF $env $mc "$THREADS" -c 64 |
+			env -u MALLOC_CONF -u TIERMALLOC_CONF $(cfg_env "$cfg") $mc "$THREADS" -c 64 |
 				sed "s/^/# narenas $na, $cfg: /"
 		done
 	done

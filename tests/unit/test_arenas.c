@@ -20,26 +20,12 @@
 
 #define NTHREADS 64
 
-static char out[16384];
-static size_t outn;
-static void cb(void *o, const char *s)
-{
-	(void)o;
-	size_t n = strlen(s);
-	if (outn + n < sizeof(out)) {
-		memcpy(out + outn, s, n);
-		outn += n;
-		out[outn] = '\0';
-	}
-}
-
 /* "hooks: N automatic arenas (L hooked late), huge arena ..." */
 static void hook_stats(unsigned *hooked, unsigned *late, bool *huge)
 {
-	outn = 0;
-	out[0] = '\0';
-	tier_stats_print(cb, NULL, NULL);
-	const char *h = strstr(out, "\nhooks: ");
+	tap_out_reset();
+	tier_stats_print(tap_out_cb, NULL, NULL);
+	const char *h = strstr(tap_out, "\nhooks: ");
 	*hooked = *late = UINT32_MAX;
 	char word[16] = "";
 	if (h)
