@@ -165,6 +165,7 @@ void tier_start(void)
 	 * its own (a thread holding the arena lock may be waiting for one of
 	 * jemalloc's locks) and the child handlers run after its own: the
 	 * child can allocate, and start its background thread */
+	tier_thread_enter(0);
 	dallocx(mallocx(1, 0), 0);
 	pthread_atfork(tier_arenas_prefork, tier_arenas_postfork, tier_arenas_postfork);
 	pthread_atfork(NULL, NULL, tier_bg_after_fork_child);
