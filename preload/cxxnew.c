@@ -19,6 +19,7 @@ __attribute__((noreturn)) void _ZSt17__throw_bad_allocv(void); /* throws std::ba
 
 static void *alloc_plain(size_t size)
 {
+	tier_thread_enter(size);
 	return atomic_load_explicit(&tier_je_malloc, memory_order_relaxed)(size);
 }
 

@@ -7,7 +7,13 @@
  * constructor): their fast paths are about twice as fast as mallocx/dallocx
  * for small sizes, and they use the same arenas and hooks.  Everything
  * that needs flags (alignment) goes through the *allocx API.  Until the
- * constructor runs, the first call boots tiermalloc and mallocx serves. */
+ * constructor runs, the first call boots tiermalloc and mallocx serves.
+ *
+ * Every entry point that can make jemalloc choose the calling thread's
+ * arena (all but the frees, whose first call in a thread sets up only a
+ * minimal thread state in jemalloc 5.3) first passes tier_thread_enter:
+ * one per-thread compare that sends a thread's first allocation, and
+ * oversize ones while the huge arena is not hooked yet, to src/arena.c. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -23,7 +29,6 @@
 
 static void *boot_malloc(size_t size)
 {
-	tier_boot();
 	void *p = mallocx(size ? size : 1, 0);
 	if (TIER_UNLIKELY(!p))
 		errno = ENOMEM;
@@ -44,6 +49,7 @@ void (*_Atomic tier_je_free)(void *) = boot_free;
 
 EXPORT void *malloc(size_t size)
 {
+	tier_thread_enter(size);
 	return JE_MALLOC(size);
 }
 
@@ -59,7 +65,7 @@ EXPORT void *calloc(size_t n, size_t size)
 		errno = ENOMEM;
 		return NULL;
 	}
-	tier_boot();
+	tier_thread_enter(total);
 	/* MALLOCX_ZERO: zeroes only what is not known to be zero already */
 	void *p = mallocx(total ? total : 1, 0x40);
 	if (!p)
@@ -75,6 +81,7 @@ EXPORT void *realloc(void *ptr, size_t size)
 		free(ptr);
 		return NULL;
 	}
+	tier_thread_enter(size);
 	void *p = rallocx(ptr, size, 0);
 	if (!p)
 		errno = ENOMEM; /* ptr is left untouched */
@@ -97,7 +104,7 @@ EXPORT int posix_memalign(void **memptr, size_t alignment, size_t size)
 {
 	if (!pow2(alignment) || alignment % sizeof(void *))
 		return EINVAL;
-	tier_boot();
+	tier_thread_enter(size);
 	void *p = mallocx(size ? size : 1, JE_MALLOCX_ALIGN(alignment));
 	if (!p)
 		return ENOMEM;
@@ -117,7 +124,7 @@ void *tier_memalign(size_t alignment, size_t size)
 		return malloc(size);
 	if (!pow2(alignment))
 		alignment = (size_t)1 << (64 - __builtin_clzll(alignment));
-	tier_boot();
+	tier_thread_enter(size);
 	void *p = mallocx(size ? size : 1, JE_MALLOCX_ALIGN(alignment));
 	if (!p)
 		errno = ENOMEM;
@@ -153,14 +160,17 @@ EXPORT void *pvalloc(size_t size)
 
 EXPORT size_t malloc_usable_size(void *ptr)
 {
-	return ptr ? sallocx(ptr, 0) : 0;
+	if (!ptr)
+		return 0;
+	tier_thread_enter(0);
+	return sallocx(ptr, 0);
 }
 
 /* Return unused dirty memory of every arena to the kernel. */
 EXPORT int malloc_trim(size_t pad)
 {
 	(void)pad;
-	tier_boot();
+	tier_thread_enter(0);
 	return mallctl("arena.4096.purge", NULL, NULL, NULL, 0) == 0;
 }
 

@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <strings.h>
 
+#include "../src/arena.h"
+
 void *mallocx(size_t size, int flags);
 void *rallocx(void *ptr, size_t size, int flags);
 size_t sallocx(const void *ptr, int flags);

@@ -1,28 +1,80 @@
-/* Arena set-up, through jemalloc's mallctl.
+/* Arena set-up, through jemalloc's mallctl, paid as the program uses it
+ * rather than at start, so that the fixed cost does not grow with the CPU
+ * count (jemalloc allows 4 automatic arenas per CPU, ~120 KiB each).
  *
- * Writing arena.<i>.extent_hooks on an automatic arena that does not exist
- * yet creates it with our hooks, so every automatic arena is hooked before
- * it maps anything.  Arena 0 already exists (jemalloc created it on its
- * first call); its metadata moves to our hooks with the write.  The arena
- * for huge allocations (index narenas) is created lazily by jemalloc with
- * the default hooks, so we create it with one oversize allocation and then
- * hook it: the few MiB it mapped meanwhile stay with the default hooks. */
+ * Automatic arenas.  Arena 0 exists before we run (jemalloc's first call
+ * made it); its hooks are swapped at boot, and the chunk it had mapped
+ * with the default hooks is set aside.  A thread's first call into jemalloc
+ * (any call, a mallctl included) binds it to an arena: an initialised one
+ * with no threads if there is one, else jemalloc initialises the first
+ * unused index with its default hooks.  So the interposer sends a thread's
+ * first allocation here (tier_arena_thread_start), where, under one mutex,
+ * the thread enters jemalloc with a read of thread.arena; if it got an
+ * arena we have not hooked (the first thread after main, or a race), the
+ * arena is hooked before the thread allocates anything from it; then a
+ * spare is made for the next thread: writing arena.<i>.extent_hooks on an
+ * unused automatic index creates the arena with our hooks, and it has no
+ * threads until the next one arrives.  So arenas come with threads, at
+ * most one more than jemalloc would make.
+ *
+ * An automatic arena that had jemalloc's hooks when data may already have
+ * been mapped in it (a thread whose first call reached jemalloc without
+ * the interposer, a thread.arena binding) is hooked as soon as we see it:
+ * extents mapped before stay with the default hooks (hooks.c forwards
+ * calls on them), later ones are ours.  These are counted
+ * (tier_arenas_late).
+ *
+ * The huge-allocation arena (index narenas) cannot be created with hooks
+ * through mallctl, and jemalloc creates it lazily with its defaults.  At
+ * the first oversize allocation, we make jemalloc create it with one
+ * allocation of the threshold size, hook it, and keep that allocation and
+ * the rest of its default chunk (address space) out of circulation, so
+ * that huge allocations come from our hooks.
+ *
+ * Explicit arenas, one per tier, are created at their first use.
+ *
+ * Locking: arena_lock is taken only outside jemalloc (never in a hook) and
+ * with none of our other locks held; jemalloc's locks are taken under it.
+ * Its fork handler runs before jemalloc's (registered after jemalloc's), so
+ * a thread holding it can always finish its mallctl. */
 #include <jemalloc/jemalloc.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
 
 #include "init.h"
 #include "registry.h"
-#include "stats.h"
+#include "tiermalloc.h"
 
 #include "arena.h"
 #include "hooks.h"
 
+#define NONE UINT32_MAX
+
+static pthread_mutex_t arena_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic(signed char) pinned[TIER_MAX_ARENAS];
-static unsigned tier_arena[TIER_MAX_TIERS];
-static unsigned hooked;
-static bool huge_hooked;
+static _Atomic unsigned tier_arena[TIER_MAX_TIERS];
+static int ntiers;
+static bool hooks_on;                      /* automatic arenas get our hooks */
+static bool eager;                         /* per-CPU arenas: all hooked at boot */
+static unsigned nauto;                     /* automatic arenas 0..nauto-1; huge is nauto */
+static size_t oversize;                    /* huge-arena threshold; 0: no huge arena */
+static unsigned next_auto = NONE;          /* lowest automatic index not known hooked */
+static unsigned spare = NONE;              /* hooked automatic arena no thread took yet */
+static uint64_t known[TIER_MAX_ARENAS / 64]; /* automatic arenas with our hooks */
+static _Atomic unsigned hooked, late;
+static _Atomic bool huge_hooked;
 static _Atomic size_t absorbed;
+/* MIBs of arena.0.dirty_decay_ms, arena.0.extent_hooks, thread.arena and
+ * thread.allocated */
+static size_t mib_init[3], mib_hooks[3], mib_thread[2], mib_allocated[2];
+static bool mibs_ok;
+/* The booting thread is bound (to arena 0) before any spare exists. */
+static __thread bool tls_bound __attribute__((tls_model("initial-exec")));
+
+__thread size_t tier_tls_watch __attribute__((tls_model("initial-exec")));
 
 int tier_arena_pinned_tier(unsigned arena)
 {
@@ -30,39 +82,116 @@ int tier_arena_pinned_tier(unsigned arena)
 				       : -1;
 }
 
-unsigned tier_arena_of_tier(int tier)
-{
-	return tier >= 0 && tier < TIER_MAX_TIERS ? tier_arena[tier] : UINT32_MAX;
-}
+bool tier_arena_huge_hooked(void) { return atomic_load(&huge_hooked); }
+bool tier_arenas_hooking(void) { return hooks_on; }
+size_t tier_arena_absorbed(void) { return atomic_load(&absorbed); }
 
-unsigned tier_arenas_hooked(void) { return hooked; }
-bool tier_arena_huge_hooked(void) { return huge_hooked; }
+static bool is_known(unsigned i) { return i < TIER_MAX_ARENAS && (known[i / 64] >> (i % 64) & 1); }
 
-static int set_hooks(unsigned i, extent_hooks_t **old)
+/* Give arena i our hooks: creates it if the index is unused (automatic
+ * arenas only), else swaps the hooks of its future extents. */
+static int set_hooks(unsigned i)
 {
-	char name[64];
 	extent_hooks_t *new = &tier_extent_hooks, *prev = NULL;
 	size_t sz = sizeof(prev);
-	snprintf(name, sizeof(name), "arena.%u.extent_hooks", i);
-	int r = mallctl(name, &prev, &sz, &new, sizeof(new));
-	if (r == 0 && old)
-		*old = prev;
+	int r;
+	if (mibs_ok) {
+		size_t mib[3] = {mib_hooks[0], i, mib_hooks[2]};
+		r = mallctlbymib(mib, 3, &prev, &sz, &new, sizeof(new));
+	} else {
+		char name[64];
+		snprintf(name, sizeof(name), "arena.%u.extent_hooks", i);
+		r = mallctl(name, &prev, &sz, &new, sizeof(new));
+	}
 	return r;
 }
 
-/* jemalloc's first call (our own mallctl) already made arena 0 map a
- * chunk with the default hooks, for the booting thread's tcache.  What is
- * left of it sits in arena 0's retained cache, and small allocations would
- * be carved from it before any memory of ours.  Take it out of circulation
- * with allocations that are never freed: address space only, since those
- * pages are not touched. */
-static void absorb_default_chunk(void)
+/* Whether arena i exists now.  Not arena.<i>.initialized: that is the
+ * view of the last "epoch" refresh.  Reading an arena's decay time fails
+ * (EFAULT) while jemalloc has not created it, and creates nothing. */
+static bool initialized(unsigned i)
 {
+	ssize_t ms;
+	size_t sz = sizeof(ms);
+	size_t mib[3] = {mib_init[0], i, mib_init[2]};
+	return mibs_ok && mallctlbymib(mib, 3, &ms, &sz, NULL, 0) == 0;
+}
+
+/* Record automatic arena i as ours; late: it had jemalloc's hooks first. */
+static void take(unsigned i, bool was_late)
+{
+	if (i < TIER_MAX_ARENAS)
+		known[i / 64] |= (uint64_t)1 << (i % 64);
+	atomic_fetch_add(&hooked, 1);
+	if (was_late)
+		atomic_fetch_add(&late, 1);
+}
+
+/* What we need to know of jemalloc, read once.  Any mallctl makes jemalloc
+ * build its control tree for every possible arena (about 4 KiB resident
+ * per index: 2 MiB with 512 arenas), so a process without hooks calls none
+ * until it needs one. */
+static bool setup(void)
+{
+	static bool done, ok;
+	if (done)
+		return ok;
+	done = true;
+	size_t sz = sizeof(nauto);
+	if (mallctl("opt.narenas", &nauto, &sz, NULL, 0))
+		return false;
+	/* jemalloc's own hooks, for extents it mapped before ours */
+	sz = sizeof(tier_default_hooks);
+	if (mallctl("arena.0.extent_hooks", &tier_default_hooks, &sz, NULL, 0))
+		return false;
+	sz = 3;
+	mibs_ok = mallctlnametomib("arena.0.dirty_decay_ms", mib_init, &sz) == 0 && sz == 3;
+	sz = 3;
+	mibs_ok &= mallctlnametomib("arena.0.extent_hooks", mib_hooks, &sz) == 0 && sz == 3;
+	sz = 2;
+	mibs_ok &= mallctlnametomib("thread.arena", mib_thread, &sz) == 0 && sz == 2;
+	sz = 2;
+	mibs_ok &= mallctlnametomib("thread.allocated", mib_allocated, &sz) == 0 && sz == 2;
+	sz = sizeof(oversize);
+	if (mallctl("opt.oversize_threshold", &oversize, &sz, NULL, 0) || oversize > ((size_t)1 << 40))
+		oversize = 0;
+	const char *percpu = "disabled";
+	sz = sizeof(percpu);
+	mallctl("opt.percpu_arena", &percpu, &sz, NULL, 0);
+	/* per-CPU arenas follow the CPU a thread runs on, not its start */
+	eager = strcmp(percpu, "disabled") != 0 || !mibs_ok;
+	ok = true;
+	return true;
+}
+
+/* Count an allocation that is never freed, and give back its pages: under
+ * THP "always" the default chunk is one huge page already faulted in, and
+ * dropping the unused part keeps our first block from adding 2 MiB to the
+ * peak.  Its contents are nobody's (jemalloc keeps no metadata in large
+ * extents), and address space stays taken. */
+static void set_aside(void *p)
+{
+	size_t n = sallocx(p, 0);
+	atomic_fetch_add(&absorbed, n);
+	uintptr_t a = tier_align_up((uintptr_t)p, TIER_PAGE);
+	uintptr_t b = tier_align_down((uintptr_t)p + n, TIER_PAGE);
+	if (b > a)
+		madvise((void *)a, b - a, MADV_DONTNEED);
+}
+
+/* Set aside what is left of a chunk that arena a mapped with jemalloc's
+ * hooks: its retained address space would otherwise serve allocations
+ * before any memory of ours.  Allocations that are never freed: address
+ * space only, since those pages are not touched. */
+static void absorb_default_chunk(unsigned a)
+{
+	char name[64];
+	snprintf(name, sizeof(name), "stats.arenas.%u.retained", a);
 	for (int i = 0; i < 32; i++) {
 		uint64_t epoch = 1;
 		size_t retained = 0, sz = sizeof(retained);
 		if (mallctl("epoch", NULL, NULL, &epoch, sizeof(epoch)) ||
-		    mallctl("stats.arenas.0.retained", &retained, &sz, NULL, 0))
+		    mallctl(name, &retained, &sz, NULL, 0))
 			return;
 		/* the largest size class that fits, with the page jemalloc adds
 		 * to large extents for cache-oblivious offsets */
@@ -71,7 +200,7 @@ static void absorb_default_chunk(void)
 			want = (want - want / 8) & ~(size_t)4095;
 		if (want < 16384)
 			return;
-		void *p = mallocx(want, MALLOCX_ARENA(0) | MALLOCX_TCACHE_NONE);
+		void *p = mallocx(want, MALLOCX_ARENA(a) | MALLOCX_TCACHE_NONE);
 		if (!p)
 			return;
 		if (tier_registry_lookup((uintptr_t)p)) {
@@ -79,58 +208,207 @@ static void absorb_default_chunk(void)
 			dallocx(p, MALLOCX_TCACHE_NONE);
 			return;
 		}
-		atomic_fetch_add(&absorbed, sallocx(p, 0));
+		set_aside(p);
 	}
 }
 
-size_t tier_arena_absorbed(void) { return atomic_load(&absorbed); }
-
-int tier_arenas_install(int ntiers)
+/* Hook the huge arena once it exists (arena_lock held). */
+static void hook_huge_locked(void)
 {
-	unsigned narenas;
-	size_t sz = sizeof(narenas);
-	for (int t = 0; t < TIER_MAX_TIERS; t++)
-		tier_arena[t] = UINT32_MAX;
-	if (mallctl("opt.narenas", &narenas, &sz, NULL, 0))
-		return -1;
-	/* Arena 0 first: its previous hooks are jemalloc's defaults. */
-	if (set_hooks(0, &tier_default_hooks))
-		return -1;
-	hooked = 1;
-	for (unsigned i = 1; i < narenas; i++)
-		if (set_hooks(i, NULL) == 0)
-			hooked++;
-	absorb_default_chunk();
+	if (atomic_load(&huge_hooked) || !oversize || !initialized(nauto))
+		return;
+	if (set_hooks(nauto) == 0) {
+		absorb_default_chunk(nauto);
+		atomic_store(&huge_hooked, true);
+	}
+}
 
-	size_t oversize = 0;
-	sz = sizeof(oversize);
-	if (mallctl("opt.oversize_threshold", &oversize, &sz, NULL, 0) == 0 && oversize > 0 &&
-	    oversize <= ((size_t)1 << 40)) {
+/* Hook every automatic arena that appeared since we last looked; jemalloc
+ * initialises them in index order unless a thread.arena binding skips
+ * ahead, which a thread's start catches. */
+static void sweep_locked(void)
+{
+	while (next_auto < nauto) {
+		if (!is_known(next_auto)) {
+			if (!initialized(next_auto))
+				break;
+			if (set_hooks(next_auto))
+				break;
+			take(next_auto, true);
+		}
+		next_auto++;
+	}
+	hook_huge_locked();
+}
+
+/* Make sure a hooked arena with no threads exists for the next thread to
+ * take (arena_lock held). */
+static void ensure_spare_locked(void)
+{
+	sweep_locked();
+	if (spare != NONE || next_auto >= nauto)
+		return;
+	if (set_hooks(next_auto) == 0) {
+		take(next_auto, false);
+		spare = next_auto++;
+	}
+}
+
+void tier_arena_thread_start(void)
+{
+	if (!hooks_on || eager || tls_bound)
+		return;
+	tls_bound = true;
+	pthread_mutex_lock(&arena_lock);
+	/* This thread's first call into jemalloc (any call, a mallctl too)
+	 * binds it: to a hooked arena that has no threads if there is one. */
+	unsigned a = NONE;
+	size_t sz = sizeof(a);
+	if (mallctlbymib(mib_thread, 2, &a, &sz, NULL, 0) == 0 && a < nauto) {
+		if (a == spare)
+			spare = NONE;
+		if (!is_known(a)) {
+			/* None was free: jemalloc made an arena with its hooks,
+			 * normally just now for this thread (the first thread
+			 * after main, or the spare went to a thread we did not
+			 * see).  Hooked before this thread allocates, only its
+			 * first metadata block is jemalloc's; it is late if it
+			 * may hold data mapped with jemalloc's hooks already. */
+			uint64_t before = 1;
+			sz = sizeof(before);
+			mallctlbymib(mib_allocated, 2, &before, &sz, NULL, 0);
+			bool clean = a == next_auto && before == 0;
+			spare = NONE;
+			if (set_hooks(a) == 0)
+				take(a, !clean);
+		}
+		/* the next new thread takes this one */
+		ensure_spare_locked();
+	}
+	pthread_mutex_unlock(&arena_lock);
+}
+
+size_t tier_arena_watch(void)
+{
+	return hooks_on && oversize && !atomic_load(&huge_hooked) ? oversize : SIZE_MAX;
+}
+
+void tier_arena_huge_prepare(void)
+{
+	if (!hooks_on || !oversize || atomic_load(&huge_hooked))
+		return;
+	pthread_mutex_lock(&arena_lock);
+	if (!atomic_load(&huge_hooked) && !initialized(nauto)) {
+		/* jemalloc creates the huge arena for this allocation; it is
+		 * kept, with the rest of its default chunk (absorbed below) */
 		void *p = mallocx(oversize, MALLOCX_TCACHE_NONE);
-		if (p) {
-			dallocx(p, MALLOCX_TCACHE_NONE);
-			huge_hooked = set_hooks(narenas, NULL) == 0;
+		if (p)
+			set_aside(p);
+	}
+	hook_huge_locked();
+	pthread_mutex_unlock(&arena_lock);
+}
+
+void tier_thread_enter_slow(size_t size)
+{
+	if (tier_tls_watch == 0) {
+		/* this thread's first allocation; what it allocates from here
+		 * on (none expected) takes the fast path */
+		tier_tls_watch = SIZE_MAX;
+		tier_boot();
+		tier_arena_thread_start();
+	}
+	if (size >= oversize && oversize)
+		tier_arena_huge_prepare();
+	tier_tls_watch = tier_arena_watch();
+}
+
+void tier_arenas_sweep(void)
+{
+	if (!hooks_on || eager)
+		return;
+	/* a thread whose first call this is binds through the usual path */
+	tier_thread_enter(0);
+	pthread_mutex_lock(&arena_lock);
+	sweep_locked();
+	pthread_mutex_unlock(&arena_lock);
+}
+
+/* Both sweep first: stats report the arenas as they are now. */
+unsigned tier_arenas_hooked(void)
+{
+	tier_arenas_sweep();
+	return atomic_load(&hooked);
+}
+
+unsigned tier_arenas_late(void)
+{
+	tier_arenas_sweep();
+	return atomic_load(&late);
+}
+
+unsigned tier_arena_of_tier(int tier)
+{
+	if (tier < 0 || tier >= TIER_MAX_TIERS)
+		return NONE;
+	unsigned a = atomic_load_explicit(&tier_arena[tier], memory_order_acquire);
+	if (a != NONE || tier >= ntiers)
+		return a;
+	tier_thread_enter(0);
+	pthread_mutex_lock(&arena_lock);
+	a = atomic_load(&tier_arena[tier]);
+	if (a == NONE && setup()) {
+		extent_hooks_t *h = &tier_extent_hooks;
+		size_t sz = sizeof(a);
+		if (mallctl("arenas.create", &a, &sz, &h, sizeof(h)) == 0) {
+			/* pinned before the index is published: every extent
+			 * of the arena's data is placed on its tier */
+			if (a < TIER_MAX_ARENAS)
+				atomic_store(&pinned[a], (signed char)(tier + 1));
+			atomic_store_explicit(&tier_arena[tier], a, memory_order_release);
+		} else {
+			a = NONE;
 		}
 	}
+	pthread_mutex_unlock(&arena_lock);
+	return a;
+}
 
-	for (int t = 0; t < ntiers; t++) {
-		unsigned idx;
-		extent_hooks_t *h = &tier_extent_hooks;
-		sz = sizeof(idx);
-		if (mallctl("arenas.create", &idx, &sz, &h, sizeof(h)))
-			continue;
-		tier_arena[t] = idx;
-		if (idx < TIER_MAX_ARENAS)
-			atomic_store(&pinned[idx], (signed char)(t + 1));
+void tier_arenas_prefork(void) { pthread_mutex_lock(&arena_lock); }
+void tier_arenas_postfork(void) { pthread_mutex_unlock(&arena_lock); }
+
+int tier_arenas_install(int n, bool hooks)
+{
+	for (int t = 0; t < TIER_MAX_TIERS; t++)
+		atomic_store(&tier_arena[t], NONE);
+	ntiers = n;
+	hooks_on = hooks;
+	tls_bound = true;
+	if (!hooks)
+		return 0;
+	if (!setup())
+		return -1;
+	/* Arena 0 first: it exists, and its extents so far are jemalloc's. */
+	if (set_hooks(0))
+		return -1;
+	take(0, false);
+	absorb_default_chunk(0);
+	next_auto = 1;
+	if (eager) {
+		for (unsigned i = 1; i < nauto; i++)
+			if (set_hooks(i) == 0)
+				take(i, false);
+		next_auto = nauto;
+		tier_arena_huge_prepare();
 	}
-	return (int)hooked;
+	return (int)atomic_load(&hooked);
 }
 
 void *tier_malloc(unsigned tier, size_t size)
 {
-	tier_boot();
+	tier_thread_enter(0);
 	unsigned a = tier_arena_of_tier((int)tier);
-	if (a == UINT32_MAX) {
+	if (a == NONE) {
 		errno = EINVAL;
 		return NULL;
 	}

@@ -185,7 +185,11 @@ void tier_bg_start(void)
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	int e = pthread_create(&thread, NULL, bg_main, NULL);
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, TIER_THREAD_STACK);
+	int e = pthread_create(&thread, &attr, bg_main, NULL);
+	pthread_attr_destroy(&attr);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (e) {
 		close(evfd);

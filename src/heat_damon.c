@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bg.h"
 #include "heat.h"
 #include "sysfs.h"
 
@@ -528,7 +529,11 @@ static int query_start(void)
 	 * delays exit until DAMON answers (short programs doubled their run
 	 * time in the VM, 236 -> 467 ms for /bin/true as root) */
 	q.want = false;
-	q.running = pthread_create(&q.thread, NULL, query_main, NULL) == 0;
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, TIER_THREAD_STACK);
+	q.running = pthread_create(&q.thread, &attr, query_main, NULL) == 0;
+	pthread_attr_destroy(&attr);
 	return q.running ? 0 : -1;
 }
 

@@ -1,4 +1,5 @@
 #define _GNU_SOURCE
+#include <jemalloc/jemalloc.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
@@ -67,6 +68,15 @@ static size_t default_fast_limit(void)
 	return (size_t)(free_b / 10 * 9);
 }
 
+/* The hooks serve placement and heat tracking.  With one tier (no
+ * fast_nodes/slow_nodes override can add one at run time) and advise off,
+ * nothing is ever placed or moved: jemalloc then runs alone, without the
+ * fixed cost of hooking (its control tree for every possible arena). */
+static bool hooks_needed(void)
+{
+	return tier_topo.ntiers >= 2 || tier_settings.advise || tier_settings.always_hook;
+}
+
 static void boot(void)
 {
 	tier_settings_default(&tier_settings);
@@ -80,7 +90,7 @@ static void boot(void)
 	tier_place_setup(&tier_topo, tier_settings.enabled, tier_settings.fast_limit);
 
 	pthread_atfork(prefork, postfork_parent, postfork_child);
-	if (tier_arenas_install(tier_topo.ntiers) < 0)
+	if (tier_arenas_install(tier_topo.ntiers, hooks_needed()) < 0)
 		tier_log("could not install extent hooks; allocations are served untiered");
 }
 
@@ -116,6 +126,9 @@ static void announce(void)
 		      tier_knob_given(&tier_settings, "enabled");
 	if (tier_topo.ntiers < 2 && (tier_settings.verbose || wanted)) {
 		tier_log("tiering off: %s", tier_topo.why_single);
+		if (tier_settings.verbose && !tier_arenas_hooking())
+			tier_log("extent hooks off: with one tier and advise off nothing is placed or "
+				 "moved, so jemalloc serves alone (always_hook:true keeps stats and pins)");
 	} else if (tier_settings.verbose) {
 		tier_log("tiering %s: %d tiers (%s), fast_limit %zu MiB",
 			 atomic_load(&tier_place.active) ? "on" : "off (enabled:false)", tier_topo.ntiers,
@@ -147,8 +160,14 @@ void tier_start(void)
 			tier_stats_fd = fd;
 	}
 	atexit(at_exit);
-	/* jemalloc is initialised by now, so this child handler runs after its
-	 * own: the child can allocate, and start its background thread */
+	/* jemalloc registers its fork handlers when it initialises: make sure
+	 * it has (no mallctl needs to have run), so that these prepare before
+	 * its own (a thread holding the arena lock may be waiting for one of
+	 * jemalloc's locks) and the child handlers run after its own: the
+	 * child can allocate, and start its background thread */
+	tier_thread_enter(0);
+	dallocx(mallocx(1, 0), 0);
+	pthread_atfork(tier_arenas_prefork, tier_arenas_postfork, tier_arenas_postfork);
 	pthread_atfork(NULL, NULL, tier_bg_after_fork_child);
 	tier_bg_start();
 }

@@ -34,6 +34,7 @@ struct tier_settings {
 	double bg_cpu;                  /* budget of all background work, share of one core */
 	bool advise;                    /* track heat and report the hot set, even untiered */
 	char advise_csv[TIER_PATH_MAX]; /* append the hot-set curve here once a second */
+	bool always_hook;               /* extent hooks even where nothing is ever tiered */
 	uint32_t set;                   /* bit k: knob k given explicitly */
 };
 

@@ -223,10 +223,10 @@ static void print_text(struct out *o, const struct snap *s)
 		put(o, "resident outside the tiers: %zu bytes\n", s->res.other);
 	put(o, "extents: %zu in %zu mappings; mapped: %zu bytes; committed: %zu bytes\n", s->extents,
 	    s->mappings, s->mapped, s->committed);
-	put(o, "hooks: %u automatic arenas, huge arena %s; calls on extents mapped before the "
-	       "hooks: %zu; pre-hook memory set aside: %zu bytes\n",
-	    tier_arenas_hooked(), tier_arena_huge_hooked() ? "hooked" : "not hooked", s->unknown,
-	    tier_arena_absorbed());
+	put(o, "hooks: %u automatic arenas (%u hooked late), huge arena %s; calls on extents mapped "
+	       "before the hooks: %zu; pre-hook memory set aside: %zu bytes\n",
+	    tier_arenas_hooked(), tier_arenas_late(), tier_arena_huge_hooked() ? "hooked" : "not hooked",
+	    s->unknown, tier_arena_absorbed());
 	put(o, "placement: spilled to a slower tier: %llu blocks; mbind calls: %llu, failed: %llu%s%s\n",
 	    (unsigned long long)s->spilled, (unsigned long long)s->bind_calls,
 	    (unsigned long long)s->bind_fail, s->bind_fail ? ", last error: " : "",
@@ -296,8 +296,10 @@ static void print_json(struct out *o, const struct snap *s)
 	put(o, "],\"resident_other\":%zu,\"extents\":%zu,\"mappings\":%zu,\"mapped\":%zu,"
 	       "\"committed\":%zu,",
 	    s->res.other, s->extents, s->mappings, s->mapped, s->committed);
-	put(o, "\"hooks\":{\"automatic_arenas\":%u,\"huge_arena\":%s,\"unknown_extent_calls\":%zu},",
-	    tier_arenas_hooked(), tier_arena_huge_hooked() ? "true" : "false", s->unknown);
+	put(o, "\"hooks\":{\"automatic_arenas\":%u,\"late_arenas\":%u,\"huge_arena\":%s,"
+	       "\"unknown_extent_calls\":%zu},",
+	    tier_arenas_hooked(), tier_arenas_late(), tier_arena_huge_hooked() ? "true" : "false",
+	    s->unknown);
 	put(o, "\"placement\":{\"spilled_blocks\":%llu,\"mbind_calls\":%llu,\"mbind_failures\":%llu},",
 	    (unsigned long long)s->spilled, (unsigned long long)s->bind_calls,
 	    (unsigned long long)s->bind_fail);

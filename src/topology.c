@@ -24,16 +24,18 @@ static void read_meminfo(int n, struct tier_node *nd)
 	snprintf(path, sizeof(path), NODE_DIR "/node%d/meminfo", n);
 	if (tier_read_file(path, buf, sizeof(buf)) <= 0)
 		return;
-	for (char *l = buf; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+	/* MemTotal and MemFree are the first lines: stop once both are read */
+	int found = 0;
+	for (char *l = buf; found < 2 && l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
 		unsigned long long kb;
 		char key[32];
 		int id;
 		if (sscanf(l, "Node %d %31s %llu", &id, key, &kb) != 3)
 			continue;
 		if (!strcmp(key, "MemTotal:"))
-			nd->mem_total = kb << 10;
+			nd->mem_total = kb << 10, found++;
 		else if (!strcmp(key, "MemFree:"))
-			nd->mem_free = kb << 10;
+			nd->mem_free = kb << 10, found++;
 	}
 }
 
@@ -82,14 +84,23 @@ void tier_topology_read(struct tier_topology *t)
 	else
 		t->allowed = t->present;
 
+	/* Nodes with CPUs in one read; per node (cpulist) on kernels without
+	 * has_cpu.  Node facts are read once per process, O(nodes). */
+	tier_nodemask_t cpus = 0;
+	bool have_cpus = tier_read_file(NODE_DIR "/has_cpu", buf, sizeof(buf)) >= 0 &&
+			 (!buf[0] || tier_nodemask_parse(buf, strlen(buf), &cpus) == 0);
 	for (int n = 0; n < TIER_MAX_NODES; n++) {
 		struct tier_node *nd = &t->node[n];
 		if (!(t->present >> n & 1))
 			continue;
 		nd->present = true;
 		nd->allowed = t->allowed >> n & 1;
-		snprintf(path, sizeof(path), NODE_DIR "/node%d/cpulist", n);
-		nd->has_cpu = tier_read_file(path, buf, sizeof(buf)) > 0;
+		if (have_cpus) {
+			nd->has_cpu = cpus >> n & 1;
+		} else {
+			snprintf(path, sizeof(path), NODE_DIR "/node%d/cpulist", n);
+			nd->has_cpu = tier_read_file(path, buf, sizeof(buf)) > 0;
+		}
 		read_meminfo(n, nd);
 		long long lat;
 		snprintf(path, sizeof(path), NODE_DIR "/node%d/access0/initiators/read_latency", n);

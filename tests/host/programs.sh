@@ -1,6 +1,8 @@
 #!/bin/sh
 # Unmodified host programs under LD_PRELOAD=libtiermalloc.so: same output
-# as without it, and stats showing that our hooks mapped their memory.
+# as without it, and stats showing that our hooks mapped their memory.  On a
+# one-tier host the hooks are off by default (nothing is ever tiered), so
+# the checks of hooked memory ask for them with always_hook:true.
 . "${top_srcdir:-.}/tests/lib.sh"
 PY=${PYTHON3:-python3}
 tmp=$(mktemp -d)
@@ -24,7 +26,7 @@ with open("'"$tmp"'/in.txt", "w") as f:
         f.write("%016x %s\n" % (r.getrandbits(64), "x" * r.randrange(1, 20)))
 '
 sort "$tmp/in.txt" >"$tmp/sort.plain"
-TIERMALLOC_CONF=stats_print:true pre sort -S 200M "$tmp/in.txt" >"$tmp/sort.pre" 2>"$tmp/sort.stats"
+TIERMALLOC_CONF=stats_print:true,always_hook:true pre sort -S 200M "$tmp/in.txt" >"$tmp/sort.pre" 2>"$tmp/sort.stats"
 rc=$?
 cmp -s "$tmp/sort.plain" "$tmp/sort.pre"
 ok $(( rc | $? )) "sort of $(wc -c <"$tmp/in.txt") bytes: same output under the preload"
@@ -46,7 +48,7 @@ s = sum(len(b) for b in blocks)
 ctypes.CDLL(None).tier_stats_print(None, None, None)   # stats at the peak, to stderr
 print(s, len(objs))
 PYEOF
-out=$(PYTHONMALLOC=malloc pre $PY "$tmp/alloc.py" 2>"$tmp/py.stats")
+out=$(TIERMALLOC_CONF=always_hook:true PYTHONMALLOC=malloc pre $PY "$tmp/alloc.py" 2>"$tmp/py.stats")
 [ "$out" = "327680000 300000" ]
 ok $? "python3 builds 320 MiB and 300k objects under the preload ($out)"
 mapped=$(sed -n 's/.*mapped: \([0-9]*\) bytes.*/\1/p' "$tmp/py.stats")
@@ -58,7 +60,7 @@ out=$(pre $PY -c 'import json; print(len(json.dumps(list(range(200000)))))')
 ok $? "python3 with its own small-object allocator on top of ours"
 
 # JSON stats parse
-TIERMALLOC_CONF=stats_print:json pre /bin/true 2>"$tmp/j"
+TIERMALLOC_CONF=stats_print:json,always_hook:true pre /bin/true 2>"$tmp/j"
 $PY -c 'import json,sys; d=json.load(open(sys.argv[1]))["tiermalloc"]; assert d["tiers"] and d["extents"] > 0' "$tmp/j"
 ok $? "stats_print:json is valid JSON with tiers and extents"
 
@@ -79,7 +81,21 @@ if [ "$n" -eq 1 ]; then
 	TIERMALLOC_CONF=verbose:true pre /bin/true 2>"$tmp/v.err"
 	[ "$(grep -c 'tiering off: single NUMA node' "$tmp/v.err")" -eq 1 ]
 	ok $? "one-node host: verbose says once why tiering is off"
+	[ "$(grep -c 'extent hooks off: with one tier and advise off' "$tmp/v.err")" -eq 1 ]
+	ok $? "one-node host: verbose says once why the extent hooks are off"
+	# by default nothing is hooked: jemalloc maps python's memory itself
+	PYTHONMALLOC=malloc TIERMALLOC_CONF=stats_print:true pre $PY -c \
+		'b = [bytearray(1 << 16) for _ in range(500)]' 2>"$tmp/off.stats"
+	grep -q '^hooks: 0 automatic arenas (0 hooked late), huge arena not hooked' "$tmp/off.stats" &&
+		grep -q '^extents: 0 in 0 mappings; mapped: 0 bytes' "$tmp/off.stats"
+	ok $? "one-node host, default: no arena hooked, no mapping of ours: $(grep -E '^(hooks|extents):' "$tmp/off.stats" | cut -c1-60 | tr '\n' ' ')"
+	TIERMALLOC_CONF=advise:true,stats_print:true pre /bin/true 2>"$tmp/adv.stats"
+	grep -q '^hooks: [1-9][0-9]* automatic arenas' "$tmp/adv.stats"
+	ok $? "one-node host, advise:true: the hooks are on ($(grep '^hooks:' "$tmp/adv.stats" | cut -c1-40))"
 else
+	skip "host has $n NUMA nodes"
+	skip "host has $n NUMA nodes"
+	skip "host has $n NUMA nodes"
 	skip "host has $n NUMA nodes"
 fi
 done_testing

@@ -49,6 +49,20 @@ TIERMALLOC_CONF=fast_limit:0,migrate:false $B/where 16 1048576 >"$tmp/zero"
 [ "$(count "$(val map "$tmp/zero")" 1)" -eq 16 ]
 ok $? "fast_limit 0: automatic arenas place everything on the slow tier"
 
+# --- threads: each gets an arena as it arrives, hooked, its memory tiered --
+# narenas:512 is what jemalloc picks on 128 CPUs: arenas must come with the
+# threads, not all at start
+MALLOC_CONF=narenas:512,dirty_decay_ms:-1,muzzy_decay_ms:-1 \
+	TIERMALLOC_CONF=fast_limit:16M,migrate:false,stats_print:true \
+	$B/where -T 8 64 1048576 >"$tmp/thr" 2>"$tmp/thr.stats"
+n0=$(val node0 "$tmp/thr")
+n1=$(val node1 "$tmp/thr")
+[ "${n0:-0}" -ge $((8 << 20)) ] && [ "${n0:-0}" -le $((26 << 20)) ] && [ "${n1:-0}" -ge $((38 << 20)) ]
+ok $? "8 threads x 8 MiB, fast_limit 16M: $(( ${n0:-0} >> 20 )) MiB on node 0, $(( ${n1:-0} >> 20 )) MiB on node 1"
+set -- $(sed -n 's/^hooks: \([0-9]*\) automatic arenas (\([0-9]*\) hooked late).*/\1 \2/p' "$tmp/thr.stats")
+[ "${1:-0}" -ge 9 ] && [ "${1:-0}" -lt 64 ] && [ "${2:-1}" -eq 0 ]
+ok $? "narenas:512: ${1:-?} automatic arenas hooked as threads came (${2:-?} late), not 512"
+
 # --- a full fast node: allocations fall back instead of failing ----------
 free0=$(awk '/MemFree/ {print $4 * 1024}' /sys/devices/system/node/node0/meminfo)
 want=$(( (free0 >> 20) + 200 ))

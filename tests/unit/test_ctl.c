@@ -8,19 +8,6 @@
 #include "../tap.h"
 #include "tiermalloc.h"
 
-static char out[16384];
-static size_t outn;
-static void cb(void *o, const char *s)
-{
-	(void)o;
-	size_t n = strlen(s);
-	if (outn + n < sizeof(out)) {
-		memcpy(out + outn, s, n);
-		outn += n;
-		out[outn] = '\0';
-	}
-}
-
 int main(void)
 {
 	const char *str = "";
@@ -124,15 +111,15 @@ int main(void)
 	ok(e == 0 && z >= (32u << 20), "stats.mapped = %zu", z);
 
 	/* stats printing */
-	tier_stats_print(cb, NULL, NULL);
-	ok(strstr(out, "Begin tiermalloc statistics") && strstr(out, "tier 0: nodes") &&
-		   strstr(out, "extents:") && strstr(out, "End tiermalloc statistics"),
+	tier_stats_print(tap_out_cb, NULL, NULL);
+	ok(strstr(tap_out, "Begin tiermalloc statistics") && strstr(tap_out, "tier 0: nodes") &&
+		   strstr(tap_out, "extents:") && strstr(tap_out, "End tiermalloc statistics"),
 	   "text stats have tiers and extents");
 	if (ntiers == 1)
-		ok(strstr(out, "tiering: off: ") != NULL, "text stats say why tiering is off");
-	outn = 0;
-	tier_stats_print(cb, NULL, "J");
-	ok(out[0] == '{' && strstr(out, "\"tiers\":[{\"index\":0") && out[outn - 2] == '}',
+		ok(strstr(tap_out, "tiering: off: ") != NULL, "text stats say why tiering is off");
+	tap_out_reset();
+	tier_stats_print(tap_out_cb, NULL, "J");
+	ok(tap_out[0] == '{' && strstr(tap_out, "\"tiers\":[{\"index\":0") && tap_out[tap_outn - 2] == '}',
 	   "JSON stats");
 	return done();
 }

@@ -38,8 +38,11 @@ static void handler()
 
 static volatile size_t huge = SIZE_MAX / 4;
 
-int main()
+int main(int argc, char **argv)
 {
+	(void)argc;
+	/* these check the hooks: on a one-tier host they are off by default */
+	tap_rerun_with(argv, "TIERMALLOC_CONF", "always_hook:true");
 	void *(*op_new)(size_t) = &::operator new;
 	void (*op_del)(void *) = &::operator delete;
 	void *(*op_new_al)(size_t, std::align_val_t) = &::operator new;

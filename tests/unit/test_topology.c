@@ -104,5 +104,15 @@ int main(void)
 	tier_topology_classify(&real, 0, 0);
 	ok(real.present && real.ntiers >= 1 && real.allowed, "this host: %d tier(s), %s", real.ntiers,
 	   real.ntiers > 1 ? real.method : real.why_single);
+	/* has_cpu from the node mask, and both meminfo lines */
+	int n0 = __builtin_ctzll(real.present);
+	int cpu_nodes = 0;
+	for (int n = 0; n < TIER_MAX_NODES; n++)
+		cpu_nodes += real.node[n].present && real.node[n].has_cpu;
+	ok(cpu_nodes >= 1 && real.node[n0].mem_total > 0 && real.node[n0].mem_free > 0 &&
+		   real.node[n0].mem_free <= real.node[n0].mem_total,
+	   "this host: %d node(s) with CPUs; node %d: %llu MiB, %llu MiB free", cpu_nodes, n0,
+	   (unsigned long long)(real.node[n0].mem_total >> 20),
+	   (unsigned long long)(real.node[n0].mem_free >> 20));
 	return done();
 }
