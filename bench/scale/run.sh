@@ -30,11 +30,12 @@ if [ $quick = 1 ]; then
 	FOOT=${*:-64 256}
 	A=3 W=1 ROUNDS=1
 fi
-out=$top/bench/out
+out=${SCALE_OUT:-$top/bench/out}
 mkdir -p "$out"
-make -s bench/scale/scale libtiermalloc.la >/dev/null
-S=$top/bench/scale/scale
-LIB=$top/.libs/libtiermalloc.so
+# SCALE_BUILT=1: the caller built it (the test suite, inside make check)
+[ -n "${SCALE_BUILT:-}" ] || make -s bench/scale/scale libtiermalloc.la >/dev/null
+S=${top_builddir:-$top}/bench/scale/scale
+LIB=${TIERMALLOC_LIB:-$top/.libs/libtiermalloc.so}
 JE=$(ls /usr/lib/*/libjemalloc.so.2 2>/dev/null | head -n 1)
 csv=$out/scale.csv
 echo "footprint_mib,touched_mib,hot_mib,workload,allocator,phase,detect_s,rate_maps,bg_share,cost_p50_us,cost_p99_us,minflt,meta_ours,meta_je,seen_1s,seen_10s,seen_60s,size_90,size_95,size_99,pass_s" >"$csv"
