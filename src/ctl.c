@@ -230,6 +230,7 @@ U64_STAT(h_bg_cost_p99, tier_bg_quantile(tier_bg_stats.period_cost, 0.99))
 U64_STAT(h_bg_work_p50, tier_bg_quantile(tier_bg_stats.period_wall, 0.5))
 U64_STAT(h_bg_work_p99, tier_bg_quantile(tier_bg_stats.period_wall, 0.99))
 U64_STAT(h_mon_passes, atomic_load(&tier_monitor_stats.passes))
+U64_STAT(h_mon_sweep_blocks, atomic_load(&tier_monitor_stats.sweep_blocks))
 U64_STAT(h_mon_pass_periods, atomic_load(&tier_monitor_stats.last_pass_periods))
 U64_STAT(h_mon_pass_blocks, atomic_load(&tier_monitor_stats.pass_blocks))
 U64_STAT(h_mon_watched, atomic_load(&tier_monitor_stats.watched))
@@ -385,6 +386,7 @@ static const struct node nodes[] = {
 	{"stats.bg.period_work_p50_ns", h_bg_work_p50},
 	{"stats.bg.period_work_p99_ns", h_bg_work_p99},
 	{"stats.monitor.passes", h_mon_passes},
+	{"stats.monitor.sweep_blocks", h_mon_sweep_blocks},
 	{"stats.monitor.pass_periods", h_mon_pass_periods},
 	{"stats.monitor.pass_blocks", h_mon_pass_blocks},
 	{"stats.monitor.watched", h_mon_watched},

@@ -46,6 +46,7 @@ static struct {
 	uint32_t ncold;
 	uint64_t sched_ns;   /* this period: the visits' CPU */
 	int64_t fault_ns;    /* this period: faults charged (when armed) less refunds (when measured) */
+	float expect[3];     /* faults an armed part was found to cost, by kind (EXPECT_*) */
 	uint64_t one_fault;  /* what one costs (the pull source measured it) */
 	/* sweep cursor: the next block to visit */
 	struct tier_mapping *cm;
@@ -62,7 +63,7 @@ static struct {
 	/* advisor: pages per time slot of their last access */
 	_Atomic uint64_t seen[NSLOTS];
 	_Atomic uint32_t slot_now; /* absolute slot number of now (>= 1) */
-} mon = {.rng = 2463534242u};
+} mon = {.rng = 2463534242u, .expect = {8, 4, 8}};
 
 static uint32_t rnd(void)
 {
@@ -367,17 +368,32 @@ static void fold_touched(struct tier_mapping *m, uint32_t b, void *ctx)
  * hot". */
 /* Pull-source calls; what they cost is timed by the visit loops, and the
  * faults a measure found are added here. */
-static void measure(struct tier_mapping *m, uintptr_t lo, uintptr_t hi, uint32_t mult, bool rearm)
+static uint64_t measure(struct tier_mapping *m, uintptr_t lo, uintptr_t hi, uint32_t mult, bool rearm)
 {
-	mon.fault_ns += (int64_t)tier_heat_measure(m, lo, hi, mult, rearm);
+	uint64_t ns = tier_heat_measure(m, lo, hi, mult, rearm);
+	mon.fault_ns += (int64_t)ns;
+	return ns;
 }
 
 /* The faults an armed part may cost are charged when it is armed (they
  * happen in the program before the next visit finds them: charged only
  * then, a pass that arms many blocks would run far over the budget), and
- * what it did not cost is given back when it is measured. */
-static void charge(struct tier_block *blk, float faults)
+ * what it did not cost is given back when it is measured.  What is
+ * charged is what such parts were found to cost lately: a first look, a
+ * slice, a whole quiet block (EXPECT_*). */
+enum { EXPECT_FIRST, EXPECT_SLICE, EXPECT_WHOLE };
+
+static void learn(int kind, uint64_t fault_ns, uint32_t parts)
 {
+	if (!mon.one_fault || !parts)
+		return;
+	float found = (float)fault_ns / (float)mon.one_fault / (float)parts;
+	mon.expect[kind] += 0.05f * (found - mon.expect[kind]);
+}
+
+static void charge(struct tier_block *blk, int kind)
+{
+	float faults = mon.expect[kind];
 	uint8_t e = faults > 255 ? 255 : (uint8_t)(faults + 0.5f);
 	blk->pull_expect = e;
 	mon.fault_ns += (int64_t)e * (int64_t)mon.one_fault;
@@ -431,13 +447,13 @@ static void run_flush(void)
 	if (run.op == 2)
 		tier_heat_arm(run.m, lo, hi);
 	else
-		measure(run.m, lo, hi, 1, run.op == 0);
+		learn(EXPECT_WHOLE, measure(run.m, lo, hi, 1, run.op == 0), run.n);
 	for (uint32_t b = run.b0; b < run.b0 + run.n; b++) {
 		struct tier_block *blk = &run.m->blocks[b];
 		if (run.op == 2) {
 			blk->pull_pages = TIER_PAGES_PER_BLOCK;
 			blk->pull_first = 0;
-			charge(blk, 2 * FAULT_TARGET); /* quiet: so it should stay */
+			charge(blk, EXPECT_WHOLE);
 		} else {
 			refund(blk);
 			fold(run.m, b, true, run.sweep);
@@ -448,7 +464,7 @@ static void run_flush(void)
 				tier_heat_disarm(run.m, a, a + TIER_BLOCK);
 				blk->pull_pages = 0;
 			} else {
-				charge(blk, 2 * FAULT_TARGET);
+				charge(blk, EXPECT_WHOLE);
 			}
 		}
 		blk->pull_period = mon.period;
@@ -486,9 +502,7 @@ static void arm_slice(struct tier_mapping *m, uint32_t b, uint32_t n)
 	slice_range(m, b, blk->pull_first, n, &lo, &hi);
 	tier_heat_arm(m, lo, hi);
 	blk->pull_period = mon.period;
-	/* a first look may find every page written; later, about what the
-	 * size was chosen for */
-	charge(blk, (blk->flags & TIER_BF_PULLED) ? FAULT_TARGET : (float)n);
+	charge(blk, (blk->flags & TIER_BF_PULLED) ? EXPECT_SLICE : EXPECT_FIRST);
 }
 
 /* The armed part for the next window: the whole block when it should find
@@ -530,16 +544,18 @@ static void visit(struct tier_mapping *m, uint32_t b, bool pull, bool sweep)
 	uintptr_t lo, hi;
 	if (blk->pull_pages && blk->pull_pages == n) { /* the same slice: measure, re-arm */
 		slice_range(m, b, blk->pull_first, n, &lo, &hi);
-		measure(m, lo, hi, TIER_PAGES_PER_BLOCK / n, true);
+		learn(EXPECT_SLICE, measure(m, lo, hi, TIER_PAGES_PER_BLOCK / n, true), 1);
 		refund(blk);
 		fold(m, b, true, sweep);
 		blk->pull_period = mon.period;
-		charge(blk, FAULT_TARGET);
+		charge(blk, EXPECT_SLICE);
 		return;
 	}
 	if (blk->pull_pages) { /* read the old part, then arm the new one */
 		slice_range(m, b, blk->pull_first, blk->pull_pages, &lo, &hi);
-		measure(m, lo, hi, TIER_PAGES_PER_BLOCK / blk->pull_pages, false);
+		uint64_t f = measure(m, lo, hi, TIER_PAGES_PER_BLOCK / blk->pull_pages, false);
+		learn(blk->pull_pages == TIER_PAGES_PER_BLOCK ? EXPECT_WHOLE
+			  : (blk->flags & TIER_BF_PULLED) ? EXPECT_SLICE : EXPECT_FIRST, f, 1);
 		refund(blk);
 		fold(m, b, true, sweep);
 		if (blk->pull_pages == TIER_PAGES_PER_BLOCK) /* whole to slice: the rest stops faulting */

@@ -21,7 +21,7 @@ def det(r):
     return "never" if d < 0 else f"{d:.1f}"
 feet = sorted({r["footprint_mib"] for r in rows}, key=int)
 hdr = ("footprint", "touched", "bg CPU % (written)", "bg CPU % (read-only)", "period cost p50/p99 us",
-       "metadata % of footprint", "minor faults/s added", "detect s (start/shift)", "sweep pass s",
+       "metadata % of footprint", "minor faults/s added", "detect s (start/shift)", "sweep pass s", "window s",
        "hot set seen (1 s, MiB)", "fast tier for 95% (MiB)", "rate vs jemalloc")
 lines = []
 for f in feet:
@@ -40,7 +40,7 @@ for f in feet:
     lines.append((f"{fmib} MiB", f"{w2['touched_mib'] if w2 else '?'} MiB",
                   f"{100 * num(w2, 'bg_share'):.2f}", f"{100 * num(r2, 'bg_share'):.2f}",
                   f"{num(w2, 'cost_p50_us'):.0f}/{num(w2, 'cost_p99_us'):.0f}", f"{meta:.3f}", flt,
-                  f"{det(w1)}/{det(w2)}", f"{num(w2, 'pass_s'):.1f}", f"{num(w2, 'seen_1s'):.0f}",
+                  f"{det(w1)}/{det(w2)}", f"{num(w2, 'pass_s'):.1f}", f"{num(w2, 'window_s'):.0f}", f"{num(w2, 'seen_1s'):.0f}",
                   f"{num(w2, 'size_95'):.0f}", rate))
 w = [max(len(h), *(len(l[i]) for l in lines)) for i, h in enumerate(hdr)]
 print(" | ".join(h.ljust(w[i]) for i, h in enumerate(hdr)))

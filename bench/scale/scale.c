@@ -19,7 +19,9 @@
  *   in the window) cost_p50_us cost_p99_us (per-period cost over the run)
  *   minflt (minor faults in the window) meta_ours meta_je (bytes)
  *   seen_1s seen_10s seen_60s size_90 size_95 size_99 (advisor, MiB)
- *   pass_s (the sweep's last pass, s) */
+ *   pass_s (the sweep's last complete pass, s) window_s (how long a pass
+ *   takes at the sweep's rate in the window: every block of the
+ *   footprint visited once) */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdbool.h>
@@ -193,13 +195,18 @@ static void phase(const char *name, int id, double secs, double window, uint64_t
 		if (det < 0 && detected(seed))
 			det = now() - t0;
 	}
-	uint64_t c0 = bg_cost_ns();
+	uint64_t c0 = bg_cost_ns(), s0 = u64("stats.monitor.sweep_blocks");
 	long f0 = minflt();
 	double w0 = now();
 	uint64_t acc = run(window, seed);
 	double dt = now() - w0;
-	uint64_t c1 = bg_cost_ns();
+	uint64_t c1 = bg_cost_ns(), s1 = u64("stats.monitor.sweep_blocks");
 	long f1 = minflt();
+	size_t mapped = 0, ml = sizeof(mapped);
+	if (tctl)
+		tctl("stats.mapped", &mapped, &ml, NULL, 0);
+	double sweep_rate = (double)(s1 - s0) / dt;
+	double pass_est = sweep_rate > 0 ? (double)(mapped / BLOCK) / sweep_rate : -1;
 	if (det < 0 && detected(seed))
 		det = now() - t0;
 	size_t meta_je = 0, l = sizeof(meta_je);
@@ -210,7 +217,8 @@ static void phase(const char *name, int id, double secs, double window, uint64_t
 	}
 	printf("name=%s phase=%d detect_s=%.2f rate_maps=%.2f bg_share=%.5f cost_p50_us=%.0f "
 	       "cost_p99_us=%.0f minflt=%ld meta_ours=%llu meta_je=%zu seen_1s=%.1f seen_10s=%.1f "
-	       "seen_60s=%.1f size_90=%.1f size_95=%.1f size_99=%.1f pass_s=%.2f recent_share=%.5f\n",
+	       "seen_60s=%.1f size_90=%.1f size_95=%.1f size_99=%.1f pass_s=%.2f recent_share=%.5f "
+	       "window_s=%.1f\n",
 	       name, id, det, (double)acc / dt / 1e6, (double)(c1 - c0) / 1e9 / dt,
 	       (double)u64("stats.bg.period_cost_p50_ns") / 1e3,
 	       (double)u64("stats.bg.period_cost_p99_ns") / 1e3, f1 - f0,
@@ -218,7 +226,7 @@ static void phase(const char *name, int id, double secs, double window, uint64_t
 	       (double)u64("stats.advise.seen_1s") / MB, (double)u64("stats.advise.seen_10s") / MB,
 	       (double)u64("stats.advise.seen_60s") / MB, (double)u64("stats.advise.size_90") / MB,
 	       (double)u64("stats.advise.size_95") / MB, (double)u64("stats.advise.size_99") / MB,
-	       (double)u64("stats.monitor.pass_periods") * 0.1, dbl("stats.bg.share"));
+	       (double)u64("stats.monitor.pass_periods") * 0.1, dbl("stats.bg.share"), pass_est);
 	fflush(stdout);
 }
 
