@@ -22,6 +22,9 @@ struct tier_monitor_stats tier_monitor_stats;
 #define SLICE_FIRST 16u /* a block's first look: its rate is unknown */
 #define WATCH_MAX 8192
 #define COLD_MAX 2048
+/* Slices armed for a one-period window, measured at the next period's
+ * start (see due_add). */
+#define DUE_MAX 4096
 /* The watch list takes at most this share of the allowance; the sweep
  * keeps the rest, so the pass length stays bounded. */
 #define WATCH_SHARE 0.5
@@ -44,6 +47,10 @@ static struct {
 	uint32_t nwatch, rot;
 	struct ref cold[COLD_MAX];
 	uint32_t ncold;
+	struct ref due[2][DUE_MAX]; /* by period parity: armed last period, armed now */
+	uint32_t ndue[2];
+	bool saturated;      /* the last pull fold found its part all written */
+	bool in_due;         /* visiting the due list: no re-queueing */
 	uint64_t sched_ns;   /* this period: the visits' CPU */
 	int64_t fault_ns;    /* this period: faults charged (when armed) less refunds (when measured) */
 	float expect[3];     /* faults an armed part was found to cost, by kind (EXPECT_*) */
@@ -307,6 +314,7 @@ static void fold(struct tier_mapping *m, uint32_t b, bool pulled, bool sweep)
 		 * everywhere (DAMON) are sampled by their own reports too */
 		uint32_t s = atomic_exchange_explicit(&blk->samples[i], 0, memory_order_relaxed);
 		float r;
+		bool bound = false; /* r is only a lower bound */
 		if (pull) {
 			/* the share of pages written over the window since the
 			 * slice was armed, as a rate per period (a page written
@@ -317,11 +325,18 @@ static void fold(struct tier_mapping *m, uint32_t b, bool pulled, bool sweep)
 			if (!w)
 				w = 1;
 			float f = (float)s / (float)(pages * TIER_HEAT_UNIT);
+			mon.saturated = f >= 0.95f;
+			bound = mon.saturated && w > 1;
 			if (f > 0.95f)
 				f = 0.95f;
 			r = -log1pf(-f) / (float)w;
 			double dw = pow(mon.decay, w);
-			blk->rate[i] = (blk->flags & TIER_BF_PULLED) ? (float)(blk->rate[i] * dw + r * (1.0 - dw)) : r;
+			if (!(blk->flags & TIER_BF_PULLED))
+				blk->rate[i] = r;
+			else if (!mon.saturated || r > blk->rate[i])
+				blk->rate[i] = (float)(blk->rate[i] * dw + r * (1.0 - dw));
+			/* else: all written over a long window only says "at
+			 * least r", below what a shorter one found: keep that */
 			blk->flags |= TIER_BF_PULLED;
 		} else {
 			r = (float)s / (float)(pages * TIER_HEAT_UNIT * span) + tier_heat_coarse_rate(i, addr);
@@ -329,7 +344,7 @@ static void fold(struct tier_mapping *m, uint32_t b, bool pulled, bool sweep)
 		}
 		if (r > 1e-6f)
 			seen = true;
-		if (sweep || !(blk->flags & TIER_BF_WATCH))
+		if ((sweep || !(blk->flags & TIER_BF_WATCH)) && !bound)
 			tier_rate_hist_add(&mon.rates[i], r, pages);
 	sum:;
 		float over = blk->rate[i] - mon.floor[i];
@@ -490,6 +505,18 @@ static void run_add(struct tier_mapping *m, uint32_t b, int op, bool sweep)
 	run.n++;
 }
 
+/* A slice measured over a long window (a pass) that comes back all
+ * written only says "at least this hot": a busy block and a hot one look
+ * alike.  Such slices, and first looks, are armed for one period and
+ * measured at the start of the next (a short window resolves rates up to
+ * a few writes per page per period), whatever the pass length. */
+static void due_add(struct tier_mapping *m, uint32_t b)
+{
+	uint32_t *n = &mon.ndue[mon.period & 1];
+	if (!mon.in_due && *n < DUE_MAX)
+		mon.due[mon.period & 1][(*n)++] = (struct ref){m, b};
+}
+
 /* Arm a slice of n pages of block b, at a place that depends on the
  * block (the slice is a sample of it). */
 static void arm_slice(struct tier_mapping *m, uint32_t b, uint32_t n)
@@ -503,6 +530,7 @@ static void arm_slice(struct tier_mapping *m, uint32_t b, uint32_t n)
 	tier_heat_arm(m, lo, hi);
 	blk->pull_period = mon.period;
 	charge(blk, (blk->flags & TIER_BF_PULLED) ? EXPECT_SLICE : EXPECT_FIRST);
+	due_add(m, b);
 }
 
 /* The armed part for the next window: the whole block when it should find
@@ -546,9 +574,13 @@ static void visit(struct tier_mapping *m, uint32_t b, bool pull, bool sweep)
 		slice_range(m, b, blk->pull_first, n, &lo, &hi);
 		learn(EXPECT_SLICE, measure(m, lo, hi, TIER_PAGES_PER_BLOCK / n, true), 1);
 		refund(blk);
+		bool long_window = mon.period - blk->pull_period > 1;
+		mon.saturated = false;
 		fold(m, b, true, sweep);
 		blk->pull_period = mon.period;
 		charge(blk, EXPECT_SLICE);
+		if (mon.saturated && long_window)
+			due_add(m, b);
 		return;
 	}
 	if (blk->pull_pages) { /* read the old part, then arm the new one */
@@ -602,6 +634,26 @@ static void visit_watch(uint64_t until, bool pull)
 	uint64_t t0 = tier_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	run_flush();
 	mon.sched_ns += tier_clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
+}
+
+/* The slices armed last period for a one-period window (due_add). */
+static void visit_due(bool pull)
+{
+	uint32_t k = (mon.period - 1) & 1, n = mon.ndue[k];
+	mon.ndue[k] = 0;
+	if (!pull)
+		return;
+	mon.in_due = true;
+	for (uint32_t i = 0; i < n; i++) {
+		struct ref r = mon.due[k][i];
+		struct tier_block *blk = blk_of(&r);
+		if (blk->pull_period + 1 == mon.period && blk->pull_pages && blk->pull_pages < TIER_PAGES_PER_BLOCK)
+			timed_visit(r.m, r.b, pull, false);
+	}
+	uint64_t t0 = tier_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	run_flush();
+	mon.sched_ns += tier_clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
+	mon.in_due = false;
 }
 
 /* The cursor's mapping, valid under rcu_read_lock: the saved one unless it
@@ -664,12 +716,13 @@ static void sweep(uint64_t until, bool pull)
 }
 
 /* Floors, and the watch list's thresholds: a block is watched when it
- * stands out from the typical block (the median rate, less the floor) by
- * as much again as that, and at least by TIER_WATCH_IN: under a uniform
- * background of accesses, blocks scatter around the median. */
+ * stands out from the typical block (the median rate, less the floor; for
+ * written bits, the median rate itself) by as much again as that, and at
+ * least by TIER_WATCH_IN: under a uniform background of accesses, blocks
+ * scatter around the median. */
 static void update_floors(void)
 {
-	float typical = 0;
+	float typical = 0, pull_med = 0;
 	for (int i = 0; i < TIER_SRC_COUNT; i++) {
 		tier_rate_hist_decay(&mon.rates[i], FLOOR_DECAY);
 		mon.floor[i] = tier_rate_hist_quantile(&mon.rates[i], FLOOR_QUANTILE);
@@ -677,7 +730,13 @@ static void update_floors(void)
 		float med = tier_rate_hist_quantile(&mon.rates[i], 0.5);
 		if (med > mon.floor[i])
 			typical += med - mon.floor[i];
+		/* written bits on a slice of a few pages scatter widely (a
+		 * binomial draw): the typical block's own rate is the scale */
+		if (i == TIER_SRC_PAGEMAP)
+			pull_med = med;
 	}
+	if (typical < pull_med)
+		typical = pull_med;
 	mon.watch_in = 2 * typical > TIER_WATCH_IN ? 2 * typical : TIER_WATCH_IN;
 	mon.watch_out = mon.watch_in * (TIER_WATCH_OUT / TIER_WATCH_IN);
 }
@@ -694,6 +753,13 @@ uint64_t tier_monitor_period(uint32_t period, double decay, uint64_t allowance_n
 	tier_heat_collect();
 	tier_heat_drain_touched(fold_touched, NULL);
 	update_floors();
+	if (mon.idle) {
+		mon.ndue[0] = mon.ndue[1] = 0;
+	} else {
+		/* armed last period under its allowance: measured now whatever
+		 * this one's, or the window would stretch */
+		visit_due(tier_heat_pull_running());
+	}
 	if (!mon.idle && allowance_ns) {
 		bool pull = tier_heat_pull_running();
 		visit_watch((uint64_t)((double)allowance_ns * WATCH_SHARE), pull);
@@ -779,6 +845,12 @@ void tier_monitor_gone(struct tier_mapping *m)
 {
 	drop_refs(mon.watch, &mon.nwatch, m);
 	drop_refs(mon.cold, &mon.ncold, m);
+	for (int k = 0; k < 2; k++) /* not listed by index: no list_idx to keep */
+		for (uint32_t i = 0; i < mon.ndue[k];)
+			if (mon.due[k][i].m == m)
+				mon.due[k][i] = mon.due[k][--mon.ndue[k]];
+			else
+				i++;
 	if (run.m == m)
 		run.n = 0;
 	if (mon.cm == m)
@@ -803,6 +875,7 @@ void tier_monitor_forget(void)
 			m->blocks[b].flags &= (uint8_t)~TIER_BF_PULLED;
 		}
 	run.n = 0;
+	mon.ndue[0] = mon.ndue[1] = 0;
 	mon.idle = false;
 	atomic_store(&tier_monitor_stats.idle, false);
 }
