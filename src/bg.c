@@ -21,6 +21,9 @@
 
 /* Periods in a row with nothing that could move before the cheap watch. */
 #define IDLE_ENTER 10
+/* Failed budget steps (every push source at its coarsest, the rest alone
+ * over the whole budget) before the costliest push source is paused. */
+#define SHED_AFTER 3
 
 struct tier_bg_stats tier_bg_stats;
 static pthread_t thread;
@@ -98,7 +101,8 @@ static void *bg_main(void *arg)
 	costs_read(&c0);
 	uint32_t period = 0;
 	uint64_t next = tier_clock_ns(CLOCK_MONOTONIC), last_start = next;
-	unsigned quiet = 0;
+	unsigned quiet = 0, floor_hits = 0;
+	double shed_at = 0; /* bg_cpu when a source was shed */
 	while (!atomic_load(&stop_req)) {
 		unsigned period_ms = tier_settings.period_ms;
 		uint64_t now = tier_clock_ns(CLOCK_MONOTONIC);
@@ -153,8 +157,25 @@ static void *bg_main(void *arg)
 			sched = total;
 		tier_budget_update(&bud, (double)sched, (double)(total - sched), (double)(start - last_start));
 		last_start = start;
-		if (bud.push_dir)
-			tier_heat_adjust(bud.push_dir);
+		if (bud.push_dir) {
+			bool stepped = tier_heat_adjust(bud.push_dir);
+			/* far over with every push source at its coarsest: after
+			 * a few tries, pause the costliest (the pull source goes
+			 * on); it stays paused until bg_cpu grows */
+			if (bud.push_dir < 0 && !stepped && quiet < IDLE_ENTER &&
+			    bud.other_ns > bud.target * bud.wall_ns) {
+				if (++floor_hits >= SHED_AFTER &&
+				    tier_heat_shed(bud.other_ns / bud.wall_ns, bud.target) >= 0)
+					shed_at = bud.target;
+			} else {
+				floor_hits = 0;
+			}
+		}
+		if (shed_at > 0 && bud.target > shed_at) {
+			tier_heat_unshed();
+			shed_at = 0;
+			floor_hits = 0;
+		}
 
 		atomic_fetch_add(&tier_bg_stats.cpu_ns, self + d[TIER_COST_THREAD]);
 		atomic_fetch_add(&tier_bg_stats.kernel_ns, d[TIER_COST_KERNEL]);

@@ -19,19 +19,21 @@ static const struct tier_heat_ops *const sources[TIER_SRC_COUNT] = {
 };
 
 static bool running(int i) { return tier_heat_stats.state[i] == TIER_SRC_RUNNING; }
+/* started: running, or paused by the budget (stop and forget still apply) */
+static bool started(int i) { return running(i) || tier_heat_stats.state[i] == TIER_SRC_SHED; }
 
 void tier_heat_start(unsigned mask)
 {
 	for (int i = 0; i < TIER_SRC_COUNT; i++) {
 		bool want = mask >> i & 1;
-		if (running(i) && !want)
+		if (started(i) && !want)
 			sources[i]->stop();
 		if (!want) {
 			tier_heat_stats.state[i] = TIER_SRC_OFF;
 			snprintf(tier_heat_stats.why[i], sizeof(tier_heat_stats.why[i]), "not selected");
 			continue;
 		}
-		if (running(i))
+		if (started(i))
 			continue;
 		char why[96] = "";
 		/* recency is the last resort: with a source that sees accesses,
@@ -62,8 +64,9 @@ void tier_heat_start(unsigned mask)
 void tier_heat_stop(void)
 {
 	for (int i = 0; i < TIER_SRC_COUNT; i++)
-		if (running(i)) {
+		if (started(i)) {
 			sources[i]->stop();
+			/* a shed one keeps its why: the stats at exit say so */
 			tier_heat_stats.state[i] = TIER_SRC_STOPPED;
 		}
 }
@@ -71,7 +74,7 @@ void tier_heat_stop(void)
 void tier_heat_forget(void)
 {
 	for (int i = 0; i < TIER_SRC_COUNT; i++)
-		if (running(i)) {
+		if (started(i)) {
 			sources[i]->forget();
 			tier_heat_stats.state[i] = TIER_SRC_OFF;
 		}
@@ -182,7 +185,7 @@ uint64_t tier_heat_fault_ns(void)
 
 /* CPU each push source cost (its calls here and its own threads), as of
  * the last adjust: the one that grew most is the one to slow down. */
-static uint64_t adjust_mark[TIER_SRC_COUNT];
+static uint64_t adjust_mark[TIER_SRC_COUNT], adjust_cost[TIER_SRC_COUNT];
 
 bool tier_heat_adjust(int dir)
 {
@@ -191,7 +194,7 @@ bool tier_heat_adjust(int dir)
 		uint64_t now = atomic_load(&tier_heat_stats.cpu_ns[i]);
 		for (int k = 0; k < TIER_COST_KINDS; k++)
 			now += tier_heat_cost_ns(i, k);
-		cost[i] = now - adjust_mark[i];
+		cost[i] = adjust_cost[i] = now - adjust_mark[i];
 		adjust_mark[i] = now;
 	}
 	bool changed = false;
@@ -228,6 +231,39 @@ void tier_heat_pause(bool paused)
 	for (int i = 0; i < TIER_SRC_COUNT; i++)
 		if (running(i) && sources[i]->pause)
 			sources[i]->pause(paused);
+}
+
+int tier_heat_shed(double share, double budget)
+{
+	if (!tier_heat_pull_running())
+		return -1; /* nothing else would see accesses */
+	int pick = -1;
+	for (int i = 0; i < TIER_SRC_COUNT; i++)
+		if (running(i) && !sources[i]->arm && sources[i]->pause &&
+		    (!sources[i]->adjust || atomic_load(&tier_heat_stats.level[i]) >= sources[i]->levels - 1) &&
+		    (pick < 0 || adjust_cost[i] > adjust_cost[pick]))
+			pick = i;
+	if (pick < 0)
+		return -1;
+	sources[pick]->pause(true);
+	tier_heat_stats.state[pick] = TIER_SRC_SHED;
+	snprintf(tier_heat_stats.why[pick], sizeof(tier_heat_stats.why[pick]),
+		 "shed: %.1f%% of a core with it at its coarsest, over bg_cpu %.1f%%",
+		 100 * share, 100 * budget);
+	if (tier_settings.verbose)
+		tier_log("heat source %s paused: %s (raise bg_cpu to resume)", tier_source_name((unsigned)pick),
+			 tier_heat_stats.why[pick]);
+	return pick;
+}
+
+void tier_heat_unshed(void)
+{
+	for (int i = 0; i < TIER_SRC_COUNT; i++)
+		if (tier_heat_stats.state[i] == TIER_SRC_SHED) {
+			tier_heat_stats.state[i] = TIER_SRC_RUNNING;
+			tier_heat_stats.why[i][0] = '\0';
+			sources[i]->pause(false);
+		}
 }
 
 unsigned tier_heat_running(void)
@@ -269,8 +305,9 @@ void tier_heat_describe(char *buf, size_t len)
 	int stopped = 0;
 	for (int i = 0; i < TIER_SRC_COUNT; i++)
 		if (tier_heat_stats.state[i] == TIER_SRC_STOPPED)
-			n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%s", stopped++ ? ", " : "; ran until exit: ",
-					      tier_source_name((unsigned)i));
+			n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%s%s%s%s", stopped++ ? ", " : "; ran until exit: ",
+					      tier_source_name((unsigned)i), tier_heat_stats.why[i][0] ? " (" : "",
+					      tier_heat_stats.why[i], tier_heat_stats.why[i][0] ? ")" : "");
 	for (int i = 0; i < TIER_SRC_COUNT; i++)
 		if (!running(i) && tier_heat_stats.state[i] != TIER_SRC_STOPPED)
 			n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "; %s: %s",

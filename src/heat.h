@@ -48,6 +48,9 @@ struct tier_heat_ops {
 	/* Optional: sample less (dir < 0) or more (dir > 0) to fit the CPU
 	 * budget; returns false when already at that end of its range. */
 	bool (*adjust)(int dir);
+	/* With adjust: how many sampling levels it steps through (the last
+	 * is its coarsest). */
+	int levels;
 	/* Optional: stop watching (true) or resume (false) while nothing can
 	 * move: the cheapest state that can resume quickly. */
 	void (*pause)(bool paused);
@@ -66,7 +69,8 @@ enum { TIER_COST_THREAD, TIER_COST_KERNEL, TIER_COST_FAULTS, TIER_COST_KINDS };
 extern const struct tier_heat_ops tier_heat_perf, tier_heat_damon, tier_heat_pagemap,
 	tier_heat_recency;
 
-enum tier_src_state { TIER_SRC_OFF, TIER_SRC_RUNNING, TIER_SRC_UNAVAILABLE, TIER_SRC_STOPPED };
+/* SHED: started, but paused by the budget (tier_heat_shed). */
+enum tier_src_state { TIER_SRC_OFF, TIER_SRC_RUNNING, TIER_SRC_UNAVAILABLE, TIER_SRC_STOPPED, TIER_SRC_SHED };
 
 struct tier_heat_stats {
 	_Atomic uint64_t samples[TIER_SRC_COUNT]; /* page-weighted samples reported */
@@ -102,6 +106,12 @@ int tier_heat_pollfds(struct pollfd *fds, int max);
  * Returns whether anything changed. */
 bool tier_heat_adjust(int dir);
 void tier_heat_pause(bool paused);
+/* Over the budget with every push source at its coarsest sampling: pause
+ * the costliest push source (share: what it cost, of a core) while a pull
+ * source still sees writes.  Returns the source shed, or -1. */
+int tier_heat_shed(double share, double budget);
+/* The budget grew: resume the sources shed. */
+void tier_heat_unshed(void);
 /* What source i cost outside the background thread, of one kind (ns,
  * cumulative), and whether it is a pull source. */
 uint64_t tier_heat_cost_ns(int i, int kind);

@@ -679,6 +679,7 @@ const struct tier_heat_ops tier_heat_damon = {
 	.stop = damon_stop,
 	.forget = damon_forget,
 	.adjust = damon_adjust,
+	.levels = LEVELS,
 	.pause = damon_pause,
 	.cost_ns = damon_cost,
 	.sees_reads = true,

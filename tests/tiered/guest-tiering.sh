@@ -105,12 +105,18 @@ awk -v s="${pct:-100}" 'BEGIN { exit !(s <= 2) }'
 ok $? "default budget, written bits: background costs over 10 s at steady state, faults included, ${pct:-?}% of a core (1% asked)"
 sed 's/^/# default budget, pagemap: /' "$tmp/def"
 # with DAMON, kdamond's sampling under TCG costs more than the budget even
-# at its coarsest: the source must have stepped down to it
+# at its coarsest: the source must have stepped down to it, then been shed
+# (paused, said in the sources), and the whole cost must meet the VM target
 TIERMALLOC_CONF=fast_limit:64M,stats_print:json pre $B/hotset -y 2000 -t 15 -c 10 256 32 >"$tmp/def" 2>"$tmp/def.json"
 share=$(sed -n 's/.*"recent_share":\([0-9.]*\).*/\1/p' "$tmp/def.json")
 level=$(sed -n 's/.*"levels":{[^}]*"damon":\([0-9]*\).*/\1/p' "$tmp/def.json")
+pct=$(sed -n 's/^steady: .* \([0-9.]*\)% of a core.*/\1/p' "$tmp/def")
 [ "${level:-0}" -eq 4 ]
-ok $? "default budget, all sources: DAMON stepped down to its coarsest sampling (level ${level:-?} of 4); cost ${share:-?} of a core"
+ok $? "default budget, all sources: DAMON stepped down to its coarsest sampling (level ${level:-?} of 4)"
+grep -q '"sources":"[^"]*damon (shed: ' "$tmp/def.json"
+ok $? "default budget, all sources: DAMON over the budget at its coarsest was shed: $(grep -o 'damon (shed: [^;")]*' "$tmp/def.json")"
+awk -v s="${pct:-100}" 'BEGIN { exit !(s <= 2) }'
+ok $? "default budget, all sources: background costs at steady state ${pct:-?}% of a core, faults and kdamond included (1% asked, VM target 2%); recent share ${share:-?}"
 sed 's/^/# default budget, all sources: /' "$tmp/def"
 rm -rf "$tmp"
 done_testing
