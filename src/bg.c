@@ -165,7 +165,7 @@ static void *bg_main(void *arg)
 			if (bud.push_dir < 0 && !stepped && quiet < IDLE_ENTER &&
 			    bud.other_ns > bud.target * bud.wall_ns) {
 				if (++floor_hits >= SHED_AFTER &&
-				    tier_heat_shed(bud.other_ns / bud.wall_ns, bud.target) >= 0)
+				    tier_heat_shed(bud.target) >= 0)
 					shed_at = bud.target;
 			} else {
 				floor_hits = 0;

@@ -186,6 +186,7 @@ uint64_t tier_heat_fault_ns(void)
 /* CPU each push source cost (its calls here and its own threads), as of
  * the last adjust: the one that grew most is the one to slow down. */
 static uint64_t adjust_mark[TIER_SRC_COUNT], adjust_cost[TIER_SRC_COUNT];
+static uint64_t adjust_at, adjust_span; /* wall clock of the last adjust, and the time since the one before */
 
 bool tier_heat_adjust(int dir)
 {
@@ -197,6 +198,9 @@ bool tier_heat_adjust(int dir)
 		cost[i] = adjust_cost[i] = now - adjust_mark[i];
 		adjust_mark[i] = now;
 	}
+	uint64_t t = tier_clock_ns(CLOCK_MONOTONIC);
+	adjust_span = adjust_at ? t - adjust_at : 0;
+	adjust_at = t;
 	bool changed = false;
 	if (dir > 0) {
 		for (int i = 0; i < TIER_SRC_COUNT; i++)
@@ -233,9 +237,9 @@ void tier_heat_pause(bool paused)
 			sources[i]->pause(paused);
 }
 
-int tier_heat_shed(double share, double budget)
+int tier_heat_shed(double budget)
 {
-	if (!tier_heat_pull_running())
+	if (!tier_heat_pull_running() || !adjust_span)
 		return -1; /* nothing else would see accesses */
 	int pick = -1;
 	for (int i = 0; i < TIER_SRC_COUNT; i++)
@@ -243,12 +247,15 @@ int tier_heat_shed(double share, double budget)
 		    (!sources[i]->adjust || atomic_load(&tier_heat_stats.level[i]) >= sources[i]->levels - 1) &&
 		    (pick < 0 || adjust_cost[i] > adjust_cost[pick]))
 			pick = i;
-	if (pick < 0)
+	/* its own cost (its calls, threads, kernel share) alone: migration
+	 * and the monitor are not its to answer for */
+	double share = pick < 0 ? 0 : (double)adjust_cost[pick] / (double)adjust_span;
+	if (pick < 0 || share <= budget)
 		return -1;
 	sources[pick]->pause(true);
 	tier_heat_stats.state[pick] = TIER_SRC_SHED;
 	snprintf(tier_heat_stats.why[pick], sizeof(tier_heat_stats.why[pick]),
-		 "shed: %.1f%% of a core with it at its coarsest, over bg_cpu %.1f%%",
+		 "shed: %.1f%% of a core alone at its coarsest, over bg_cpu %.1f%%",
 		 100 * share, 100 * budget);
 	if (tier_settings.verbose)
 		tier_log("heat source %s paused: %s (raise bg_cpu to resume)", tier_source_name((unsigned)pick),

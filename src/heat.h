@@ -107,9 +107,10 @@ int tier_heat_pollfds(struct pollfd *fds, int max);
 bool tier_heat_adjust(int dir);
 void tier_heat_pause(bool paused);
 /* Over the budget with every push source at its coarsest sampling: pause
- * the costliest push source (share: what it cost, of a core) while a pull
- * source still sees writes.  Returns the source shed, or -1. */
-int tier_heat_shed(double share, double budget);
+ * the costliest push source when its own cost since the last adjust
+ * exceeds the budget (share of a core) and a pull source still sees
+ * writes.  Returns the source shed, or -1. */
+int tier_heat_shed(double budget);
 /* The budget grew: resume the sources shed. */
 void tier_heat_unshed(void);
 /* What source i cost outside the background thread, of one kind (ns,
