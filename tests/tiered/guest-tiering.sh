@@ -18,6 +18,17 @@ src=$(TIERMALLOC_CONF=heat_sources:pagemap $B/tierctl -W tier.heat.sources)
 case $src in *"pagemap running"*"reads not seen"*) r=0 ;; *) r=1 ;; esac
 ok $r "written bits alone: the sources say reads are not seen: $src"
 
+# --- shedding: at a budget DAMON cannot fit even at its coarsest, it is
+# paused (pagemap goes on, the sources say why), and a larger budget set
+# live resumes it
+out=$(TIERMALLOC_CONF=advise:true,bg_cpu:0.001 $B/tierctl -W -S 15 tier.heat.sources -w tier.bg_cpu=0.5 -S 2 tier.heat.sources 2>&1)
+shed=$(echo "$out" | sed -n 1p)
+back=$(echo "$out" | sed -n 2p)
+case $shed in "pagemap running"*"damon: shed: "*"reads not seen"*) r=0 ;; *) r=1 ;; esac
+ok $r "bg_cpu 0.1%: DAMON shed, written bits go on: $shed"
+case $back in "damon (sampling level "*"pagemap running"*) r=0 ;; *) r=1 ;; esac
+ok $r "bg_cpu raised to 50% live: DAMON resumes: $back"
+
 # Under TCG every write fault and every TLB shootdown (an IPI to the
 # program's vCPU) costs 10 to 100 times what it costs on hardware, and
 # kdamond's sampling is emulated too: at the default budget (bg_cpu 1%)

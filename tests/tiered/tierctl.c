@@ -4,7 +4,8 @@
  *   tierctl -w NAME=VALUE ... write a size_t/unsigned/bool knob first
  *   tierctl -W ...            first wait (up to 20 s) until the background
  *                             thread has run a period (its sources started)
- *   tierctl -S SECONDS ...    first sleep that long (after -W)
+ *   tierctl -S SECONDS ...    first sleep that long
+ * The options and names run in the order given, and may alternate.
  * Exit status 1 with a message when a name fails. */
 #include <errno.h>
 #include <stdbool.h>
@@ -79,45 +80,47 @@ static int write_knob(const char *arg)
 	}
 }
 
+static int read_name(const char *n)
+{
+	int e;
+	union { const char *s; bool b; unsigned u; size_t z; uint64_t q; double d; } v;
+	size_t len;
+	switch (kind_of(n)) {
+	case K_STR: len = sizeof(v.s); e = tier_mallctl(n, &v.s, &len, NULL, 0); if (!e) printf("%s\n", v.s); break;
+	case K_BOOL: len = sizeof(v.b); e = tier_mallctl(n, &v.b, &len, NULL, 0); if (!e) printf("%s\n", v.b ? "true" : "false"); break;
+	case K_UNSIGNED: len = sizeof(v.u); e = tier_mallctl(n, &v.u, &len, NULL, 0); if (!e) printf("%u\n", v.u); break;
+	case K_U64: len = sizeof(v.q); e = tier_mallctl(n, &v.q, &len, NULL, 0); if (!e) printf("%llu\n", (unsigned long long)v.q); break;
+	case K_DOUBLE: len = sizeof(v.d); e = tier_mallctl(n, &v.d, &len, NULL, 0); if (!e) printf("%g\n", v.d); break;
+	default: len = sizeof(v.z); e = tier_mallctl(n, &v.z, &len, NULL, 0); if (!e) printf("%zu\n", v.z); break;
+	}
+	if (e)
+		fprintf(stderr, "tierctl: %s: %s\n", n, strerror(e));
+	fflush(stdout);
+	return e;
+}
+
+/* Arguments run in order: -W, -S, -w and names may alternate. */
 int main(int argc, char **argv)
 {
-	int i = 1, rc = 0;
-	if (i < argc && !strcmp(argv[i], "-W")) {
-		i++;
-		for (int k = 0; k < 2000; k++) {
-			uint64_t periods = 0;
-			size_t l = sizeof(periods);
-			if (tier_mallctl("stats.bg.periods", &periods, &l, NULL, 0) == 0 && periods > 0)
-				break;
-			usleep(10000);
-		}
-	}
-	if (i + 1 < argc && !strcmp(argv[i], "-S")) {
-		usleep((useconds_t)(atof(argv[i + 1]) * 1e6));
-		i += 2;
-	}
-	for (; i + 1 < argc && !strcmp(argv[i], "-w"); i += 2) {
-		int e = write_knob(argv[i + 1]);
-		if (e) {
-			fprintf(stderr, "tierctl: writing %s: %s\n", argv[i + 1], strerror(e));
-			rc = 1;
-		}
-	}
-	for (; i < argc; i++) {
-		const char *n = argv[i];
-		int e;
-		union { const char *s; bool b; unsigned u; size_t z; uint64_t q; double d; } v;
-		size_t len;
-		switch (kind_of(n)) {
-		case K_STR: len = sizeof(v.s); e = tier_mallctl(n, &v.s, &len, NULL, 0); if (!e) printf("%s\n", v.s); break;
-		case K_BOOL: len = sizeof(v.b); e = tier_mallctl(n, &v.b, &len, NULL, 0); if (!e) printf("%s\n", v.b ? "true" : "false"); break;
-		case K_UNSIGNED: len = sizeof(v.u); e = tier_mallctl(n, &v.u, &len, NULL, 0); if (!e) printf("%u\n", v.u); break;
-		case K_U64: len = sizeof(v.q); e = tier_mallctl(n, &v.q, &len, NULL, 0); if (!e) printf("%llu\n", (unsigned long long)v.q); break;
-		case K_DOUBLE: len = sizeof(v.d); e = tier_mallctl(n, &v.d, &len, NULL, 0); if (!e) printf("%g\n", v.d); break;
-		default: len = sizeof(v.z); e = tier_mallctl(n, &v.z, &len, NULL, 0); if (!e) printf("%zu\n", v.z); break;
-		}
-		if (e) {
-			fprintf(stderr, "tierctl: %s: %s\n", n, strerror(e));
+	int rc = 0;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-W")) {
+			for (int k = 0; k < 2000; k++) {
+				uint64_t periods = 0;
+				size_t l = sizeof(periods);
+				if (tier_mallctl("stats.bg.periods", &periods, &l, NULL, 0) == 0 && periods > 0)
+					break;
+				usleep(10000);
+			}
+		} else if (!strcmp(argv[i], "-S") && i + 1 < argc) {
+			usleep((useconds_t)(atof(argv[++i]) * 1e6));
+		} else if (!strcmp(argv[i], "-w") && i + 1 < argc) {
+			int e = write_knob(argv[++i]);
+			if (e) {
+				fprintf(stderr, "tierctl: writing %s: %s\n", argv[i], strerror(e));
+				rc = 1;
+			}
+		} else if (read_name(argv[i])) {
 			rc = 1;
 		}
 	}
