@@ -12,7 +12,7 @@ PKGS="build-essential autoconf automake libtool pkg-config
 libjemalloc-dev libjemalloc2 libnuma-dev liburcu-dev libcxl-dev
 python3 numactl util-linux
 qemu-system-x86 busybox-static cpio xz-utils kmod ndctl daxctl
-gnuplot-nox"
+gnuplot-nox libmemkind0"
 
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 

@@ -1,10 +1,13 @@
 #!/bin/sh
-# Inside the tiered VM: GUPS under four placements, one after the other,
+# Inside the tiered VM: GUPS under each placement, one after the other,
 # with the same amount of fast memory for all of them:
 #   oracle      the hot set (and as much else as fits) bound to node 0 up front
 #   tiermalloc  LD_PRELOAD, fast_limit = FAST, at each budget of GUPS_BUDGETS
 #   kernel      glibc malloc, kernel tiering: numa_balancing=2, demotion on
 #   first-touch glibc malloc, no tiering at all
+#   damon       glibc malloc, DAMON-based tiering (damon_tier.sh)
+#   memtier-*   memkind's memtier by LD_PRELOAD, STATIC_RATIO and
+#               DYNAMIC_THRESHOLD (when libmemkind0 is installed)
 # Node 0 is filled with a locked balloon so that FAST MiB stay free, plus
 # the kernel's watermark reserve, plus SLACK MiB for what else lives there
 # (tiermalloc's metadata, page tables, the kernel's own allocations; the
@@ -47,4 +50,29 @@ run kernel
 echo 0 >/proc/sys/kernel/numa_balancing
 echo false >/sys/kernel/mm/numa/demotion_enabled
 run first-touch
+# DAMON-based tiering by the kernel (DAMOS migrate_hot / migrate_cold,
+# settings in damon_tier.sh), over glibc malloc
+if sh "$(dirname "$0")/damon_tier.sh" start; then
+	m0=$(awk '/^pgmigrate_success/ {print $2}' /proc/vmstat)
+	run damon
+	echo "# damon: kdamonds $(cat /sys/kernel/mm/damon/admin/kdamonds/*/state | tr '\n' ' '); pages migrated $(($(awk '/^pgmigrate_success/ {print $2}' /proc/vmstat) - m0))" >&2
+	sh "$(dirname "$0")/damon_tier.sh" stop
+else
+	echo "# damon: DAMON tiering could not start: not run" >&2
+fi
+# memkind's memtier (Debian libmemkind0), the closest tiering allocator:
+# it places each allocation on DRAM or KMEM_DAX memory (node 1 named as
+# such) at a fixed byte ratio, here the fast tier's share of the
+# footprint, or by size (DYNAMIC_THRESHOLD: small ones to DRAM); it never
+# migrates.
+MT=$(ls /usr/lib/*/libmemtier.so.0 2>/dev/null | head -n 1)
+if [ -n "$MT" ]; then
+	for pol in STATIC_RATIO DYNAMIC_THRESHOLD; do
+		env LD_PRELOAD="$MT" MEMKIND_DAX_KMEM_NODES=1 \
+			MEMKIND_MEM_TIERS="KIND:DRAM,RATIO:$FAST;KIND:KMEM_DAX,RATIO:$((F - FAST));POLICY:$pol" \
+			"$GUPS" -f "$F" -H "$H" -a "$A" -b "$B" -n "memtier-${pol%%_*}" | grep -v '^name,'
+	done
+else
+	echo "# memtier: libmemtier.so.0 not installed (Debian libmemkind0): not run" >&2
+fi
 kill "$balloon"

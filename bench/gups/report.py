@@ -10,7 +10,7 @@ for line in open(log_path):
         parts = line.split()
         kv = dict(p.split("=", 1) for p in parts[2:])
         summ[parts[1]] = kv
-order = ("oracle", "tiermalloc", "kernel", "first-touch")
+order = ("oracle", "tiermalloc", "kernel", "damon", "memtier", "first-touch")
 names = sorted(summ, key=lambda n: (next((i for i, o in enumerate(order) if n.startswith(o)), 9), n))
 oracle = float(summ["oracle"]["steady_hit"]) if "oracle" in summ else None
 w = max(12, *(len(n) for n in names))
