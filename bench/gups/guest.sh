@@ -30,7 +30,7 @@ echo "# node 0: $(free0) MiB free after a $fill MiB balloon (watermark reserve $
 run() { # NAME [EXTRA GUPS ARGS]: the caller sets the environment
 	name=$1
 	shift
-	"$GUPS" -f "$F" -H "$H" -a "$A" -b "$B" -n "$name" "$@" | grep -v '^name,'
+	"$GUPS" ${GUPS_ARGS:-} -f "$F" -H "$H" -a "$A" -b "$B" -n "$name" "$@" | grep -v '^name,'
 }
 echo "name,t,phase,hit_ratio,hot_fast,mups"
 echo 0 >/proc/sys/kernel/numa_balancing
@@ -42,7 +42,7 @@ run oracle -o "$FAST"
 # variables apply to gups alone, not to the grep in run's pipeline.
 for pct in ${GUPS_BUDGETS:-1 20}; do
 	env LD_PRELOAD="$LIB" TIERMALLOC_CONF="fast_limit:${FAST}M,stats_print:true,bg_cpu:$(awk -v p="$pct" 'BEGIN { print p / 100 }')" \
-		"$GUPS" -f "$F" -H "$H" -a "$A" -b "$B" -n "tiermalloc-$pct%" | grep -v '^name,'
+		"$GUPS" ${GUPS_ARGS:-} -f "$F" -H "$H" -a "$A" -b "$B" -n "tiermalloc-$pct%" | grep -v '^name,'
 done
 echo 2 >/proc/sys/kernel/numa_balancing
 echo true >/sys/kernel/mm/numa/demotion_enabled
@@ -70,7 +70,7 @@ if [ -n "$MT" ]; then
 	for pol in STATIC_RATIO DYNAMIC_THRESHOLD; do
 		env LD_PRELOAD="$MT" MEMKIND_DAX_KMEM_NODES=1 \
 			MEMKIND_MEM_TIERS="KIND:DRAM,RATIO:$FAST;KIND:KMEM_DAX,RATIO:$((F - FAST));POLICY:$pol" \
-			"$GUPS" -f "$F" -H "$H" -a "$A" -b "$B" -n "memtier-${pol%%_*}" | grep -v '^name,'
+			"$GUPS" ${GUPS_ARGS:-} -f "$F" -H "$H" -a "$A" -b "$B" -n "memtier-${pol%%_*}" | grep -v '^name,'
 	done
 else
 	echo "# memtier: libmemtier.so.0 not installed (Debian libmemkind0): not run" >&2
