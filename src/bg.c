@@ -12,6 +12,8 @@
 #include "advise.h"
 #include "bg.h"
 #include "budget.h"
+#define TIER_CHAN_PROCESS
+#include "chan.h"
 #include "heat.h"
 #include "init.h"
 #include "monitor.h"
@@ -65,6 +67,12 @@ static bool nothing_to_do(void)
 	return (double)atomic_load(&tier_place_stats.committed[0]) <= high;
 }
 
+/* Something to track: tiering on, or the advisor asked for. */
+static bool tiering_wanted(void)
+{
+	return atomic_load(&tier_place.active) || tier_settings.advise;
+}
+
 static void gone(struct tier_mapping *m, void *ctx)
 {
 	(void)ctx;
@@ -91,7 +99,11 @@ static void *bg_main(void *arg)
 	(void)arg;
 	pthread_setname_np(pthread_self(), "tiermalloc-bg");
 	atomic_store(&tier_bg_stats.tid, (long)syscall(SYS_gettid));
-	tier_heat_start(tier_settings.heat_sources);
+	/* with only the control channel wanted (ctl:true, nothing to tier),
+	 * no heat source runs until tiering is switched on */
+	bool tracking = tiering_wanted();
+	if (tracking)
+		tier_heat_start(tier_settings.heat_sources);
 	struct tier_budget bud;
 	tier_budget_init(&bud, tier_settings.bg_cpu, tier_settings.period_ms * 1e6);
 	struct costs c0;
@@ -123,6 +135,17 @@ static void *bg_main(void *arg)
 				atomic_fetch_add(&tier_bg_stats.early_wakeups, 1);
 		}
 		uint64_t start = tier_clock_ns(CLOCK_MONOTONIC);
+		if (!tracking) {
+			tracking = tiering_wanted();
+			if (tracking)
+				tier_heat_start(tier_settings.heat_sources);
+		}
+		if (!tracking) {
+			tier_chan_tick();
+			atomic_store(&tier_bg_stats.periods, ++period);
+			next = start + (uint64_t)period_ms * 1000000ull;
+			continue;
+		}
 		uint64_t cpu0 = tier_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 		bud.target = tier_settings.bg_cpu;
 		quiet = nothing_to_do() ? quiet + 1 : 0;
@@ -136,6 +159,8 @@ static void *bg_main(void *arg)
 		tier_balance_unlock();
 		tier_registry_reclaim(gone, NULL);
 		tier_advise_tick(false);
+		/* outside the balance lock: a request may move memory */
+		tier_chan_tick();
 
 		/* what this period cost, everywhere */
 		uint64_t self = tier_clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
@@ -167,14 +192,16 @@ static void *bg_main(void *arg)
 		 * stretching the period */
 		next = start + (uint64_t)period_ms * 1000000ull;
 	}
-	tier_heat_stop();
-	tier_advise_tick(true);
+	if (tracking) {
+		tier_heat_stop();
+		tier_advise_tick(true);
+	}
 	return NULL;
 }
 
 void tier_bg_start(void)
 {
-	if (started || (!atomic_load(&tier_place.active) && !tier_settings.advise))
+	if (started || (!tiering_wanted() && !tier_settings.ctl))
 		return;
 	evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (evfd < 0)
@@ -226,6 +253,7 @@ void tier_bg_stop(void)
 
 void tier_bg_after_fork_child(void)
 {
+	tier_chan_after_fork_child();
 	if (!started)
 		return;
 	/* the parent's thread, descriptors and source registrations are its own */

@@ -37,6 +37,7 @@ const struct tier_knob tier_knobs[] = {
 	{"advise_csv", TK_PATH, OFF(advise_csv), 0, 0, false,
 	 "an absolute file path, at most 255 bytes, without ','"},
 	{"always_hook", TK_BOOL, OFF(always_hook), 0, 1, false, "true or false"},
+	{"ctl", TK_BOOL, OFF(ctl), 0, 1, false, "true or false"},
 	{"run_dir", TK_PATH, OFF(run_dir), 0, 0, false,
 	 "an absolute directory path, at most 255 bytes, without ','"},
 };
