@@ -223,7 +223,7 @@ static void sink_put(void *ctx, const char *s)
 static void list_one(void *ctx, const char *n, enum tier_ctl_type t, bool w)
 {
 	char line[200];
-	snprintf(line, sizeof(line), "%s %s %s\n", n, tier_ctl_type_name(t), w ? "rw" : "r");
+	snprintf(line, sizeof(line), "%s %s %s\n", n, w ? "rw" : "r", tier_ctl_type_name(t));
 	sink_put(ctx, line);
 }
 

@@ -35,7 +35,7 @@ enum { TIER_CHAN_FREE, TIER_CHAN_CLAIMED, TIER_CHAN_SUBMITTED, TIER_CHAN_ANSWERE
 
 enum tier_chan_kind {
 	TIER_REQ_CTL = 1,   /* req: "NAME" or "NAME=VALUE" (tier_mallctl in text) */
-	TIER_REQ_LIST,      /* every name: "NAME TYPE r|rw" lines */
+	TIER_REQ_LIST,      /* every name: "NAME r|rw TYPE" lines */
 	TIER_REQ_STATS,     /* tier_stats_print; arg 1: JSON */
 	TIER_REQ_HEAT,      /* blocks from index arg: "start end tier heat moved_s_ago" lines */
 };
