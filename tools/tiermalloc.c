@@ -646,22 +646,25 @@ static void man_escape(const char *s)
 static int cmd_knobs(int argc, char **argv)
 {
 	const char *mode = argc > 0 ? argv[0] : "";
+	if (!strcmp(mode, "--markdown"))
+		printf("| key | default | values | meaning |\n|---|---|---|---|\n");
 	for (size_t i = 0; i < tier_nknobs; i++) {
 		const struct tier_knob *k = &tier_knobs[i];
 		if (!strcmp(mode, "--markdown")) {
-			printf("| `%s` | %s | %s |\n", k->name, k->def, k->doc);
+			printf("| `%s` | %s | %s | %s", k->name, k->def, k->expect, k->doc);
+			if (k->runtime)
+				printf("; at run time `tier.%s`", k->name);
+			printf(" |\n");
 		} else if (!strcmp(mode, "--man")) {
 			printf(".TP\n.BI %s: value\n", k->name);
 			man_escape(k->doc);
 			printf(".\nValue: ");
 			man_escape(k->expect);
-			printf("; default: ");
+			printf(".\nDefault: ");
 			man_escape(k->def);
-			printf(".%s\n", k->runtime ? "\nAlso tier." : "");
-			if (k->runtime) {
-				printf(".BR tier.%s ", k->name);
-				printf("through tier_mallctl(3) and tiermalloc ctl.\n");
-			}
+			printf(".\n");
+			if (k->runtime)
+				printf("Writable at run time as\n.BR tier.%s .\n", k->name);
 		} else {
 			printf("%s\t%s\t%s\t%s\n", k->name, k->runtime ? "rw" : "r", k->def, k->doc);
 		}
