@@ -53,6 +53,18 @@ done <"$tmp/list"
 [ "$n" -gt 60 ] && [ $bad -eq 0 ]
 ok $? "all $n names of --list read through ctl ($bad failed)"
 
+# every name is documented in tier_mallctl(3) (knobs: opt.<knob>/tier.<knob>, tiermalloc(3))
+"$TM" knobs | cut -f1 >"$tmp/knobnames"
+undoc=0
+while read -r name rw type; do
+	k=${name#*.}
+	case $name in opt.*) continue ;; tier.*) grep -qx "$k" "$tmp/knobnames" && continue ;; esac
+	pat=$(printf %s "$name" | sed -e 's/^tier\.[0-9][0-9]*\./tier.\\fIi\\fB./' \
+		-e 's/^stats\.heat\.[a-z]*\./stats.heat.\\fIsource\\fB./')
+	grep -qF -- "$pat" "${top_srcdir:-.}/man/tier_mallctl.3" || { undoc=$((undoc + 1)); diag "undocumented: $name ($pat)"; }
+done <"$tmp/list"
+ok $undoc "every name of --list is in tier_mallctl(3)"
+
 "$TM" knobs >"$tmp/knobs"
 bad=0
 nk=0
