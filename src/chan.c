@@ -131,19 +131,25 @@ static void create(void)
 		tier_log("control channel %s/%s", path, name);
 }
 
-/* Share of the measured heat (pages x heat, from the monitor's per-tier
- * histograms) held by tier 0: what a hit ratio of the fast tier would be
- * if accesses went where the heat says.  -1 when nothing was measured. */
-static double hit_estimate(void)
+/* The monitor's per-tier heat histograms, coarsened; returns the share of
+ * the measured heat (pages x heat) held by tier 0: what the fast tier's
+ * hit ratio would be if accesses went where the heat says (-1: nothing
+ * measured). */
+static double heat_read(struct tier_chan_snap *s)
 {
 	double mass[TIER_MAX_TIERS] = {0}, all = 0;
 	tier_balance_lock();
-	for (int t = 0; t < tier_topo.ntiers && t < TIER_MAX_TIERS; t++) {
+	for (int t = 0; t < tier_topo.ntiers && t < TIER_CHAN_TIERS; t++) {
 		const struct tier_hist *h = tier_monitor_hist(t);
 		if (!h)
 			break;
-		for (int k = 1; k < TIER_HIST_BUCKETS; k++)
-			mass[t] += (double)h->pages[k] * tier_hist_mid(k);
+		for (int k = 0; k < TIER_HIST_BUCKETS; k++) {
+			/* TIER_HIST_STEPS buckets per doubling: group by doubling */
+			int g = k ? 1 + (k - 1) / TIER_HIST_STEPS : 0;
+			s->heat_pages[t][g < TIER_CHAN_HEAT_GROUPS ? g : TIER_CHAN_HEAT_GROUPS - 1] += h->pages[k];
+			if (k)
+				mass[t] += (double)h->pages[k] * tier_hist_mid(k);
+		}
 		all += mass[t];
 	}
 	tier_balance_unlock();
@@ -191,7 +197,7 @@ static void publish(void)
 	s.bg_kernel_ns = atomic_load(&tier_bg_stats.kernel_ns);
 	s.bg_fault_ns = atomic_load(&tier_bg_stats.fault_ns);
 	s.bg_share = atomic_load(&tier_bg_stats.share);
-	s.hit = hit_estimate();
+	s.hit = heat_read(&s);
 
 	/* seqlock: odd while the copy is torn */
 	uint32_t q = atomic_load_explicit(&ch->seq, memory_order_relaxed);

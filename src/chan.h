@@ -30,6 +30,7 @@
 #define TIER_CHAN_REPLY_MAX (60 * 1024)
 #define TIER_CHAN_STALE_NS (5ull * 1000000000ull)
 #define TIER_CHAN_SUFFIX ".ctl"
+#define TIER_CHAN_HEAT_GROUPS 16
 
 enum { TIER_CHAN_FREE, TIER_CHAN_CLAIMED, TIER_CHAN_SUBMITTED, TIER_CHAN_ANSWERED };
 
@@ -59,6 +60,9 @@ struct tier_chan_snap {
 	double bg_share;                     /* recent share of a core, all background costs */
 	double hit;                          /* share of the measured heat on tier 0; -1: none measured */
 	char nodes[TIER_CHAN_TIERS][32];
+	/* pages by heat, per tier: group 0 unmeasured/cold (< 2^-12 accesses
+	 * per page per period), group g >= 1 in [2^(g-13), 2^(g-12)) */
+	uint64_t heat_pages[TIER_CHAN_TIERS][TIER_CHAN_HEAT_GROUPS];
 };
 
 struct tier_chan {

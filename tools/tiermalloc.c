@@ -439,6 +439,19 @@ static void print_summary(long pid, const struct tier_chan_snap *s)
 	if (s->hit >= 0)
 		printf("%.1f%%", s->hit * 100.0);
 	printf("\n");
+	printf("  heat histogram (MiB by accesses per page per period):\n");
+	for (uint32_t t = 0; t < s->ntiers && t < TIER_CHAN_TIERS; t++) {
+		printf("    tier %u:", t);
+		for (int g = 0; g < TIER_CHAN_HEAT_GROUPS; g++) {
+			if (!s->heat_pages[t][g])
+				continue;
+			if (g == 0)
+				printf(" cold %.1f", (double)s->heat_pages[t][g] / 256.0);
+			else
+				printf(" >=2^%d %.1f", g - 13, (double)s->heat_pages[t][g] / 256.0);
+		}
+		printf("\n");
+	}
 }
 
 static int cmd_stat(int argc, char **argv)
