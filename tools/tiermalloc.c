@@ -334,10 +334,13 @@ static int request(struct chan_ref *r, uint32_t kind, uint32_t arg, const char *
 	struct tier_chan_snap s;
 	uint64_t period = snap_read(c, &s) ? s.period_ms : 100;
 	uint64_t deadline = now_ns() + 3 * period * 1000000ull + 5000000000ull;
+	/* a slot held longer than this was left by a client that died (a
+	 * request waits up to a period or so for its answer) */
+	uint64_t stale = 3 * period * 1000000ull > TIER_CHAN_STALE_NS ? 3 * period * 1000000ull : TIER_CHAN_STALE_NS;
 	/* claim the slot */
 	for (;;) {
 		uint32_t st = atomic_load(&c->state);
-		if (st == TIER_CHAN_FREE || now_ns() > atomic_load(&c->state_ns) + TIER_CHAN_STALE_NS) {
+		if (st == TIER_CHAN_FREE || now_ns() > atomic_load(&c->state_ns) + stale) {
 			if (atomic_compare_exchange_strong(&c->state, &st, TIER_CHAN_CLAIMED))
 				break;
 			continue;
