@@ -340,7 +340,9 @@ static int request(struct chan_ref *r, uint32_t kind, uint32_t arg, const char *
 	/* claim the slot */
 	for (;;) {
 		uint32_t st = atomic_load(&c->state);
-		if (st == TIER_CHAN_FREE || now_ns() > atomic_load(&c->state_ns) + stale) {
+		/* never a SUBMITTED one: the process may be serving it right now */
+		if (st == TIER_CHAN_FREE ||
+		    (st != TIER_CHAN_SUBMITTED && now_ns() > atomic_load(&c->state_ns) + stale)) {
 			if (atomic_compare_exchange_strong(&c->state, &st, TIER_CHAN_CLAIMED))
 				break;
 			continue;
