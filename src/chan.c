@@ -300,7 +300,7 @@ static void serve(void)
 	if (st != TIER_CHAN_SUBMITTED)
 		return;
 	/* one copy of what the client wrote: it cannot change under us */
-	uint32_t kind = ch->kind, arg = ch->arg, len = ch->req_len;
+	uint32_t kind = ch->kind, arg = ch->arg, len = ch->req_len, id = ch->req_id;
 	char req[TIER_CHAN_REQ_MAX];
 	int status = 0;
 	uint32_t next = 0;
@@ -334,6 +334,7 @@ static void serve(void)
 		status = E2BIG;
 answer:
 	ch->status = status;
+	ch->ans_id = id;
 	ch->reply_len = (uint32_t)strnlen(ch->reply, TIER_CHAN_REPLY_MAX);
 	ch->next = next;
 	atomic_store(&ch->state_ns, tier_clock_ns(CLOCK_MONOTONIC));

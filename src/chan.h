@@ -79,6 +79,8 @@ struct tier_chan {
 	uint32_t kind;
 	_Atomic uint64_t state_ns; /* CLOCK_MONOTONIC of the last state change */
 	uint32_t arg;
+	uint32_t req_id;           /* the client's mark, copied into ans_id with the answer */
+	uint32_t ans_id;
 	uint32_t req_len;          /* bytes of req, without the NUL */
 	char req[TIER_CHAN_REQ_MAX];
 	int32_t status;            /* 0 or an errno value (tier_mallctl's for TIER_REQ_CTL) */

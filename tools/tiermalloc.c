@@ -353,8 +353,11 @@ static int request(struct chan_ref *r, uint32_t kind, uint32_t arg, const char *
 	}
 	atomic_store(&c->state_ns, now_ns());
 	size_t len = strlen(text);
+	static uint32_t serial;
+	uint32_t id = (uint32_t)getpid() * 2654435761u + (uint32_t)now_ns() + ++serial;
 	c->kind = kind;
 	c->arg = arg;
+	c->req_id = id;
 	/* an oversized request goes as it is, truncated, with its real length:
 	 * the process refuses it and says why */
 	c->req_len = (uint32_t)(len > UINT32_MAX ? UINT32_MAX : len);
@@ -362,11 +365,11 @@ static int request(struct chan_ref *r, uint32_t kind, uint32_t arg, const char *
 	atomic_store(&c->state_ns, now_ns());
 	atomic_store_explicit(&c->state, TIER_CHAN_SUBMITTED, memory_order_release);
 	for (;;) {
-		if (atomic_load_explicit(&c->state, memory_order_acquire) == TIER_CHAN_ANSWERED)
+		if (atomic_load_explicit(&c->state, memory_order_acquire) == TIER_CHAN_ANSWERED && c->ans_id == id)
 			break;
 		if (now_ns() > deadline || start_time(r->pid) != c->start) {
-			uint32_t st = TIER_CHAN_SUBMITTED;
-			atomic_compare_exchange_strong(&c->state, &st, TIER_CHAN_FREE);
+			/* the slot stays as it is: the process may still answer, and
+			 * the answer is taken over as stale later */
 			snprintf(reply, 64, "no answer");
 			return ETIMEDOUT;
 		}
