@@ -123,6 +123,19 @@ lim=$("$TM" ctl $pid tier.fast_limit)
 ok $? "malformed requests refused with a reason, nothing changed"
 diag "$(head -n 2 "$tmp/mal" | tr '\n' ' ')"
 
+# several commands at once: each gets its own answer
+pids=
+for c in 1 2 3 4; do
+	( for i in 1 2 3 4 5; do "$TM" ctl $pid tier.period_ms opt.ctl version; done >"$tmp/par.$c" 2>&1 ) &
+	pids="$pids $!"
+done
+for p in $pids; do wait $p; done
+bad=0
+for c in 1 2 3 4; do
+	[ "$(sort -u "$tmp/par.$c" | tr '\n' ' ')" = "opt.ctl=true tier.period_ms=50 version=0.1.0 " ] || bad=$((bad + 1))
+done
+ok $bad "4 commands at once, 15 requests each: every answer is its own"
+
 # --- stat, top, heat, topology ---------------------------------------------
 "$TM" stat $pid >"$tmp/stat" 2>&1
 grep -q "^pid $pid (python3): tiering" "$tmp/stat" && grep -q "Begin tiermalloc statistics" "$tmp/stat"
