@@ -495,9 +495,19 @@ static int cmd_stat(int argc, char **argv)
 				die(1, "%ld: exited", pid);
 			die(1, "%ld: %s", pid, reply);
 		}
-		if (!json && snap_read(r.c, &s))
+		bool have = snap_read(r.c, &s);
+		if (!json && have)
 			print_summary(pid, &s);
-		fputs(reply, stdout);
+		if (json && have && reply[0] == '{') {
+			/* the library's object, with what only the channel knows
+			 * (rates over the last second, the hit estimate) beside it */
+			printf("{\"pid\":%ld,\"live\":{\"periods\":%llu,\"promote_bytes_per_s\":%.0f,"
+			       "\"demote_bytes_per_s\":%.0f,\"hit_estimate\":%.4f,\"bg_share\":%.5f},",
+			       pid, (unsigned long long)s.periods, s.promote_bps, s.demote_bps, s.hit, s.bg_share);
+			fputs(reply + 1, stdout);
+		} else {
+			fputs(reply, stdout);
+		}
 		fflush(stdout);
 		if (!watch || (count > 0 && n + 1 >= count))
 			break;

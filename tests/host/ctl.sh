@@ -141,7 +141,7 @@ ok $bad "4 commands at once, 15 requests each: every answer is its own"
 grep -q "^pid $pid (python3): tiering" "$tmp/stat" && grep -q "Begin tiermalloc statistics" "$tmp/stat"
 ok $? "stat: $(head -n 1 "$tmp/stat")"
 "$TM" stat $pid --json >"$tmp/json" 2>&1 &&
-	${PYTHON3:-python3} -c 'import json,sys; d=json.load(open(sys.argv[1]))["tiermalloc"]; assert d["settings"]["ctl"] is True and d["settings"]["period_ms"] == 50' "$tmp/json"
+	${PYTHON3:-python3} -c 'import json,sys; j=json.load(open(sys.argv[1])); d=j["tiermalloc"]; assert d["settings"]["ctl"] is True and d["settings"]["period_ms"] == 50 and "promote_bytes_per_s" in j["live"]' "$tmp/json"
 ok $? "stat --json: valid JSON, settings as changed"
 "$TM" stat $pid --watch 0.2 --count 2 >"$tmp/watch" 2>&1
 [ "$(grep -c 'Begin tiermalloc statistics' "$tmp/watch")" -eq 2 ]
@@ -153,6 +153,17 @@ ok $? "top --once lists the program: $(grep -E "^ *$pid " "$tmp/top")"
 ok $? "heat: $(grep -vc '^#' "$tmp/heat") blocks"
 "$TM" topology >"$tmp/topo" 2>&1 && grep -q "^tiering: " "$tmp/topo" && grep -q "why: " "$tmp/topo"
 ok $? "topology: $(head -n 1 "$tmp/topo")"
+
+# --- run: the old flags and the new ones ------------------------------------
+"$TM" run --fast-limit 1G --stats -- /bin/true 2>"$tmp/run.err"
+grep -q "^fast_limit: 1073741824 bytes" "$tmp/run.err"
+ok $? "run --fast-limit 1G --stats: $(grep '^fast_limit' "$tmp/run.err")"
+"$TM" -c verbose:false -j /bin/true 2>&1 | ${PYTHON3:-python3} -c 'import json,sys; json.load(sys.stdin)["tiermalloc"]'
+ok $? "the old form: tiermalloc -c CONF -j PROGRAM"
+"$TM" -c bogus:1 /bin/true >"$tmp/o" 2>&1
+rc=$?
+[ $rc -eq 2 ] && grep -q 'unknown key "bogus"' "$tmp/o"
+ok $? "a configuration the library would ignore stops run (exit $rc): $(tail -n 1 "$tmp/o")"
 
 # --- another user ------------------------------------------------------------
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
