@@ -65,7 +65,10 @@ static void sweep(int dir)
 		return;
 	}
 	struct dirent *e;
-	while ((e = readdir(d))) {
+	/* bounded: thousands of live channels must not make a start slow;
+	 * the command's top cleans the rest */
+	int budget = 256;
+	while (budget-- > 0 && (e = readdir(d))) {
 		long pid;
 		unsigned long long st;
 		char tail[8];
