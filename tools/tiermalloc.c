@@ -544,10 +544,13 @@ static int scan(struct top_line *out, int max, int *cleaned)
 		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
 		snprintf(needle, sizeof(needle), "/%s", e->d_name);
 		/* gone: dead, the pid reused (another start time), or no longer
-		 * mapped (the process exec'd a program without tiermalloc) */
-		bool stale = start_time(pid) != st || maps_has(pid, needle, NULL, 0) == 0;
-		if (stale) {
-			struct stat sb;
+		 * mapped (the process exec'd a program without tiermalloc); a
+		 * file made in the last seconds may not be mapped yet */
+		struct stat sb;
+		bool dead = start_time(pid) != st;
+		bool unmapped = !dead && maps_has(pid, needle, NULL, 0) == 0 && lstat(path, &sb) == 0 &&
+				sb.st_ctime + 5 < time(NULL);
+		if (dead || unmapped) {
 			if (lstat(path, &sb) == 0 && sb.st_uid == geteuid() && unlink(path) == 0 && cleaned)
 				(*cleaned)++;
 			continue;

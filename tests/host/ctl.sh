@@ -199,6 +199,24 @@ chmod 600 "$tmp/run/$$-1.ctl"
 after=$(ls "$tmp/run" | grep -c "^$pid-\|^$$-1")
 [ "$before" = 1 ] && [ "$after" = 0 ] && grep -q "2 stale channels removed" "$tmp/top2"
 ok $? "stale channels (SIGKILL, pid reused) cleaned by top: $before then $after"
+# exec into a program without tiermalloc: same pid and start time, the
+# file left behind, no longer mapped
+"$TM" run -c "$TIERMALLOC_CONF,ctl:true" -- ${PYTHON3:-python3} -c '
+import os, time
+time.sleep(0.6)
+env = dict(os.environ); env.pop("LD_PRELOAD", None)
+os.execve("/bin/sleep", ["sleep", "20"], env)' &
+epid=$!
+sleep 1
+had=$(ls "$tmp/run" | grep -c "^$epid-")
+sleep 5
+"$TM" top --once >"$tmp/top3" 2>&1
+left=$(ls "$tmp/run" | grep -c "^$epid-")
+alive=$(kill -0 $epid 2>/dev/null && echo yes)
+kill $epid 2>/dev/null
+wait $epid 2>/dev/null
+[ "$had" = 1 ] && [ "$left" = 0 ] && [ "$alive" = yes ]
+ok $? "a channel left by exec (pid alive, file no longer mapped) is cleaned: $had then $left"
 "$TM" ctl $pid version >"$tmp/o" 2>&1
 [ $? -ne 0 ] && grep -q "no such process" "$tmp/o"
 ok $? "ctl on a dead process: $(cat "$tmp/o")"
