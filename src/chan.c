@@ -30,7 +30,9 @@
 static struct tier_chan *ch;
 static pid_t owner;           /* the process that made ch (not a forked child) */
 static char name[64];
-static int dirfd_ = -1;
+static int fd_ = -1;          /* kept open: fstat each period (see tier_chan_tick) */
+static dev_t dev_;
+static ino_t ino_;
 static bool given_up;
 /* rates: the counters about a second ago */
 static uint64_t rate_t, rate_prom, rate_dem;
@@ -110,12 +112,15 @@ static void create(void)
 		return;
 	}
 	void *p = mmap(NULL, TIER_CHAN_FILE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
 	if (p == MAP_FAILED) {
+		close(fd);
 		unlinkat(dir, name, 0);
 		given_up = true;
 		return;
 	}
+	fd_ = fd;
+	dev_ = sb.st_dev;
+	ino_ = sb.st_ino;
 	struct tier_chan *c = p;
 	c->version = TIER_CHAN_VERSION;
 	c->size = (uint32_t)TIER_CHAN_FILE_SIZE;
@@ -128,7 +133,6 @@ static void create(void)
 	atomic_thread_fence(memory_order_release);
 	c->magic = TIER_CHAN_MAGIC;
 	ch = c;
-	dirfd_ = dir;
 	owner = (pid_t)pid;
 	if (tier_settings.verbose)
 		tier_log("control channel %s/%s", path, name);
@@ -344,8 +348,34 @@ answer:
 	atomic_store_explicit(&ch->state, TIER_CHAN_ANSWERED, memory_order_release);
 }
 
+/* Drop the mapping (not the file). */
+static void drop(void)
+{
+	if (ch)
+		munmap(ch, TIER_CHAN_FILE_SIZE);
+	ch = NULL;
+	if (fd_ >= 0)
+		close(fd_);
+	fd_ = -1;
+}
+
 void tier_chan_tick(void)
 {
+	if (ch && fd_ >= 0) {
+		/* a file truncated under us would turn our next write into
+		 * SIGBUS, and one removed (by hand) hides us from the command:
+		 * either way, make a fresh one */
+		struct stat sb;
+		if (fstat(fd_, &sb) < 0 || sb.st_dev != dev_ || sb.st_ino != ino_) {
+			/* the program closed our descriptor (daemons close them
+			 * all): the number is not ours any more, the mapping is */
+			fd_ = -1;
+		} else if (sb.st_size < (off_t)TIER_CHAN_FILE_SIZE || sb.st_nlink == 0) {
+			if (sb.st_nlink)
+				unlinkat(tier_rundir(NULL, 0), name, 0);
+			drop();
+		}
+	}
 	if (!ch) {
 		if (given_up || !(tier_settings.ctl || atomic_load(&tier_place.active)))
 			return;
@@ -361,19 +391,15 @@ void tier_chan_close(void)
 {
 	if (!ch)
 		return;
-	struct tier_chan *c = ch;
-	ch = NULL;
 	if (owner == getpid())
-		unlinkat(dirfd_, name, 0);
-	munmap(c, TIER_CHAN_FILE_SIZE);
+		unlinkat(tier_rundir(NULL, 0), name, 0);
+	drop();
 }
 
 void tier_chan_after_fork_child(void)
 {
 	/* the mapping is shared with the parent: drop it, keep the file */
-	if (ch)
-		munmap(ch, TIER_CHAN_FILE_SIZE);
-	ch = NULL;
+	drop();
 	given_up = false;
 	rate_t = 0;
 }

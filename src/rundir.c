@@ -145,8 +145,12 @@ struct resolved {
 	pthread_once_t once;
 	int fd;
 	char path[TIER_RUNDIR_PATH];
+	dev_t dev;
+	ino_t ino;
+	pthread_mutex_t mu;
 };
-static struct resolved own = {PTHREAD_ONCE_INIT, -1, ""}, shared = {PTHREAD_ONCE_INIT, -1, ""};
+static struct resolved own = {PTHREAD_ONCE_INIT, -1, "", 0, 0, PTHREAD_MUTEX_INITIALIZER},
+		       shared = {PTHREAD_ONCE_INIT, -1, "", 0, 0, PTHREAD_MUTEX_INITIALIZER};
 
 static void resolve(struct resolved *r, bool is_shared)
 {
@@ -159,6 +163,11 @@ static void resolve(struct resolved *r, bool is_shared)
 	};
 	char why[600];
 	r->fd = tier_rundir_pick(&e, r->path, sizeof(r->path), why, sizeof(why));
+	struct stat st;
+	if (r->fd >= 0 && fstat(r->fd, &st) == 0) {
+		r->dev = st.st_dev;
+		r->ino = st.st_ino;
+	}
 	if (!tier_settings.verbose)
 		return;
 	if (r->fd < 0)
@@ -173,9 +182,23 @@ static void resolve_shared(void) { resolve(&shared, true); }
 
 static int answer(struct resolved *r, char *path, size_t plen)
 {
+	pthread_mutex_lock(&r->mu);
+	struct stat st;
+	if (r->fd >= 0 && (fstat(r->fd, &st) < 0 || st.st_dev != r->dev || st.st_ino != r->ino)) {
+		/* the program closed our descriptor (daemons close them all) and
+		 * the number may be another file's now: open the place again */
+		char why[160];
+		r->fd = tier_rundir_open(r->path, (unsigned)geteuid(), why, sizeof(why));
+		if (r->fd >= 0 && fstat(r->fd, &st) == 0) {
+			r->dev = st.st_dev;
+			r->ino = st.st_ino;
+		}
+	}
 	if (path && plen)
 		snprintf(path, plen, "%s", r->fd >= 0 ? r->path : "");
-	return r->fd;
+	int fd = r->fd;
+	pthread_mutex_unlock(&r->mu);
+	return fd;
 }
 
 int tier_rundir(char *path, size_t plen)

@@ -136,6 +136,16 @@ for c in 1 2 3 4; do
 done
 ok $bad "4 commands at once, 15 requests each: every answer is its own"
 
+# the file truncated or removed by hand: no SIGBUS, a fresh one appears
+: >"$tmp/run/$chan"
+sleep 0.5
+v1=$("$TM" ctl $pid version 2>&1)
+rm -f "$tmp/run/$chan"
+sleep 0.5
+v2=$("$TM" ctl $pid version 2>&1)
+[ "$v1" = version=0.1.0 ] && [ "$v2" = version=0.1.0 ] && kill -0 $pid && [ -e "$tmp/run/$chan" ]
+ok $? "channel truncated, then removed, by hand: the program lives on and makes a fresh one"
+
 # --- stat, top, heat, topology ---------------------------------------------
 "$TM" stat $pid >"$tmp/stat" 2>&1
 grep -q "^pid $pid (python3): tiering" "$tmp/stat" && grep -q "Begin tiermalloc statistics" "$tmp/stat"
@@ -199,6 +209,28 @@ chmod 600 "$tmp/run/$$-1.ctl"
 after=$(ls "$tmp/run" | grep -c "^$pid-\|^$$-1")
 [ "$before" = 1 ] && [ "$after" = 0 ] && grep -q "2 stale channels removed" "$tmp/top2"
 ok $? "stale channels (SIGKILL, pid reused) cleaned by top: $before then $after"
+# a daemon closes every descriptor and reuses the numbers: the channel
+# still answers, and goes at exit
+"$TM" run -c "$TIERMALLOC_CONF,ctl:true" -- ${PYTHON3:-python3} -c '
+import os, sys, time
+time.sleep(0.5)
+os.closerange(3, 4096)
+keep = [open("/dev/null") for i in range(8)]
+print("ready", flush=True)
+while not os.path.exists(sys.argv[1]):
+    time.sleep(0.05)' "$tmp/stop" >"$tmp/d.out" 2>&1 &
+dpid=$!
+wait_ready "$tmp/d.out"
+sleep 0.3
+v=$("$TM" ctl $dpid tier.period_ms=20 2>&1)
+r1=$?
+touch "$tmp/stop"
+wait $dpid
+left=$(ls "$tmp/run" | grep -c "^$dpid-")
+rm -f "$tmp/stop"
+[ $r1 -eq 0 ] && [ "$left" = 0 ] && ! grep -q . "$tmp/d.out.err" 2>/dev/null
+ok $? "after closerange(3, 4096) the channel still answers ($v) and is removed at exit ($left left)"
+
 # exec into a program without tiermalloc: same pid and start time, the
 # file left behind, no longer mapped
 "$TM" run -c "$TIERMALLOC_CONF,ctl:true" -- ${PYTHON3:-python3} -c '
