@@ -4,6 +4,8 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -19,6 +21,7 @@
 #include "monitor.h"
 #include "place.h"
 #include "registry.h"
+#include "sysfs.h"
 #include "tiering.h"
 
 /* Periods in a row with nothing that could move before the cheap watch. */
@@ -65,6 +68,17 @@ static bool nothing_to_do(void)
 			return false;
 	double high = (double)atomic_load(&tier_place.fast_limit) * tier_settings.watermark_high;
 	return (double)atomic_load(&tier_place_stats.committed[0]) <= high;
+}
+
+/* Whether descriptor fd is still our eventfd: a program may close every
+ * descriptor (daemons do) and reuse the number for a file, pipe or socket
+ * of its own, which we must neither read nor close.  Asked only when the
+ * descriptor wakes us (rare: kicks). */
+static bool evfd_ours(int fd)
+{
+	char path[64], buf[256];
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	return tier_read_file(path, buf, sizeof(buf)) > 0 && strstr(buf, "eventfd-count:");
 }
 
 /* Something to track: tiering on, or the advisor asked for. */
@@ -119,6 +133,12 @@ static void *bg_main(void *arg)
 			fds[0] = (struct pollfd){.fd = evfd, .events = POLLIN};
 			int n = 1 + tier_heat_pollfds(fds + 1, 63);
 			int r = poll(fds, (nfds_t)n, (int)((next - now) / 1000000) + 1);
+			/* the program closed it (daemons close every descriptor):
+			 * kicks are lost, knob changes wait for the period */
+			if (r > 0 && fds[0].revents && (fds[0].revents & POLLNVAL || !evfd_ours(evfd))) {
+				evfd = -1;
+				fds[0].revents = 0;
+			}
 			if (r > 0 && (fds[0].revents & POLLIN)) {
 				uint64_t v;
 				if (read(evfd, &v, sizeof(v)) < 0 && errno != EAGAIN)
@@ -129,8 +149,14 @@ static void *bg_main(void *arg)
 				burst |= fds[i].revents & POLLIN;
 			if (atomic_load(&stop_req))
 				break;
-			if (!burst && tier_clock_ns(CLOCK_MONOTONIC) < next)
+			now = tier_clock_ns(CLOCK_MONOTONIC);
+			if (!burst && now < next) {
+				/* woken by error states only (a closed descriptor):
+				 * wait out the period instead of spinning */
+				if (r > 0 && !(fds[0].revents & POLLIN))
+					poll(NULL, 0, (int)((next - now) / 1000000) + 1);
 				continue;
+			}
 			if (burst)
 				atomic_fetch_add(&tier_bg_stats.early_wakeups, 1);
 		}
@@ -230,9 +256,11 @@ void tier_bg_start(void)
 
 void tier_bg_kick(void)
 {
-	if (started) {
+	int fd = evfd;
+	/* never 8 bytes into a file of the program's that took the number */
+	if (started && fd >= 0 && evfd_ours(fd)) {
 		uint64_t one = 1;
-		if (write(evfd, &one, sizeof(one)) < 0) {
+		if (write(fd, &one, sizeof(one)) < 0) {
 			/* the counter is saturated: the thread is awake anyway */
 		}
 	}
@@ -245,7 +273,8 @@ void tier_bg_stop(void)
 	atomic_store(&stop_req, true);
 	tier_bg_kick();
 	pthread_join(thread, NULL);
-	close(evfd);
+	if (evfd >= 0 && evfd_ours(evfd))
+		close(evfd);
 	evfd = -1;
 	started = false;
 	atomic_store(&tier_bg_stats.running, false);
@@ -258,7 +287,8 @@ void tier_bg_after_fork_child(void)
 		return;
 	/* the parent's thread, descriptors and source registrations are its own */
 	started = false;
-	close(evfd);
+	if (evfd >= 0 && evfd_ours(evfd))
+		close(evfd);
 	evfd = -1;
 	tier_heat_forget();
 	tier_monitor_forget();

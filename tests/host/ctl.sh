@@ -221,9 +221,14 @@ while not os.path.exists(sys.argv[1]):
     time.sleep(0.05)' "$tmp/stop" >"$tmp/d.out" 2>&1 &
 dpid=$!
 wait_ready "$tmp/d.out"
-sleep 0.3
+ticks() { cat /proc/$dpid/task/*/stat 2>/dev/null | sed 's/.*) //' | awk '{t += $12 + $13} END {print t + 0}'; }
+t0=$(ticks)
+sleep 1
+t1=$(ticks)
 v=$("$TM" ctl $dpid tier.period_ms=20 2>&1)
 r1=$?
+[ $((t1 - t0)) -lt 20 ]
+ok $? "with its descriptors closed the background thread does not spin ($((t1 - t0)) CPU ticks in 1 s)"
 touch "$tmp/stop"
 wait $dpid
 left=$(ls "$tmp/run" | grep -c "^$dpid-")
