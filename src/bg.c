@@ -4,6 +4,8 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -12,11 +14,14 @@
 #include "advise.h"
 #include "bg.h"
 #include "budget.h"
+#define TIER_CHAN_PROCESS
+#include "chan.h"
 #include "heat.h"
 #include "init.h"
 #include "monitor.h"
 #include "place.h"
 #include "registry.h"
+#include "sysfs.h"
 #include "tiering.h"
 
 /* Periods in a row with nothing that could move before the cheap watch. */
@@ -68,6 +73,23 @@ static bool nothing_to_do(void)
 	return (double)atomic_load(&tier_place_stats.committed[0]) <= high;
 }
 
+/* Whether descriptor fd is still our eventfd: a program may close every
+ * descriptor (daemons do) and reuse the number for a file, pipe or socket
+ * of its own, which we must neither read nor close.  Asked only when the
+ * descriptor wakes us (rare: kicks). */
+static bool evfd_ours(int fd)
+{
+	char path[64], buf[256];
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	return tier_read_file(path, buf, sizeof(buf)) > 0 && strstr(buf, "eventfd-count:");
+}
+
+/* Something to track: tiering on, or the advisor asked for. */
+static bool tiering_wanted(void)
+{
+	return atomic_load(&tier_place.active) || tier_settings.advise;
+}
+
 static void gone(struct tier_mapping *m, void *ctx)
 {
 	(void)ctx;
@@ -94,7 +116,11 @@ static void *bg_main(void *arg)
 	(void)arg;
 	pthread_setname_np(pthread_self(), "tiermalloc-bg");
 	atomic_store(&tier_bg_stats.tid, (long)syscall(SYS_gettid));
-	tier_heat_start(tier_settings.heat_sources);
+	/* with only the control channel wanted (ctl:true, nothing to tier),
+	 * no heat source runs until tiering is switched on */
+	bool tracking = tiering_wanted();
+	if (tracking)
+		tier_heat_start(tier_settings.heat_sources);
 	struct tier_budget bud;
 	tier_budget_init(&bud, tier_settings.bg_cpu, tier_settings.period_ms * 1e6);
 	struct costs c0;
@@ -111,6 +137,12 @@ static void *bg_main(void *arg)
 			fds[0] = (struct pollfd){.fd = evfd, .events = POLLIN};
 			int n = 1 + tier_heat_pollfds(fds + 1, 63);
 			int r = poll(fds, (nfds_t)n, (int)((next - now) / 1000000) + 1);
+			/* the program closed it (daemons close every descriptor):
+			 * kicks are lost, knob changes wait for the period */
+			if (r > 0 && fds[0].revents && (fds[0].revents & POLLNVAL || !evfd_ours(evfd))) {
+				evfd = -1;
+				fds[0].revents = 0;
+			}
 			if (r > 0 && (fds[0].revents & POLLIN)) {
 				uint64_t v;
 				if (read(evfd, &v, sizeof(v)) < 0 && errno != EAGAIN)
@@ -121,12 +153,29 @@ static void *bg_main(void *arg)
 				burst |= fds[i].revents & POLLIN;
 			if (atomic_load(&stop_req))
 				break;
-			if (!burst && tier_clock_ns(CLOCK_MONOTONIC) < next)
+			now = tier_clock_ns(CLOCK_MONOTONIC);
+			if (!burst && now < next) {
+				/* woken by error states only (a closed descriptor):
+				 * wait out the period instead of spinning */
+				if (r > 0 && !(fds[0].revents & POLLIN))
+					poll(NULL, 0, (int)((next - now) / 1000000) + 1);
 				continue;
+			}
 			if (burst)
 				atomic_fetch_add(&tier_bg_stats.early_wakeups, 1);
 		}
 		uint64_t start = tier_clock_ns(CLOCK_MONOTONIC);
+		if (!tracking) {
+			tracking = tiering_wanted();
+			if (tracking)
+				tier_heat_start(tier_settings.heat_sources);
+		}
+		if (!tracking) {
+			tier_chan_tick();
+			atomic_store(&tier_bg_stats.periods, ++period);
+			next = start + (uint64_t)period_ms * 1000000ull;
+			continue;
+		}
 		uint64_t cpu0 = tier_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 		bud.target = tier_settings.bg_cpu;
 		quiet = nothing_to_do() ? quiet + 1 : 0;
@@ -140,6 +189,8 @@ static void *bg_main(void *arg)
 		tier_balance_unlock();
 		tier_registry_reclaim(gone, NULL);
 		tier_advise_tick(false);
+		/* outside the balance lock: a request may move memory */
+		tier_chan_tick();
 
 		/* what this period cost, everywhere */
 		uint64_t self = tier_clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
@@ -188,14 +239,16 @@ static void *bg_main(void *arg)
 		 * stretching the period */
 		next = start + (uint64_t)period_ms * 1000000ull;
 	}
-	tier_heat_stop();
-	tier_advise_tick(true);
+	if (tracking) {
+		tier_heat_stop();
+		tier_advise_tick(true);
+	}
 	return NULL;
 }
 
 void tier_bg_start(void)
 {
-	if (started || (!atomic_load(&tier_place.active) && !tier_settings.advise))
+	if (started || (!tiering_wanted() && !tier_settings.ctl))
 		return;
 	evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (evfd < 0)
@@ -224,9 +277,11 @@ void tier_bg_start(void)
 
 void tier_bg_kick(void)
 {
-	if (started) {
+	int fd = evfd;
+	/* never 8 bytes into a file of the program's that took the number */
+	if (started && fd >= 0 && evfd_ours(fd)) {
 		uint64_t one = 1;
-		if (write(evfd, &one, sizeof(one)) < 0) {
+		if (write(fd, &one, sizeof(one)) < 0) {
 			/* the counter is saturated: the thread is awake anyway */
 		}
 	}
@@ -239,7 +294,8 @@ void tier_bg_stop(void)
 	atomic_store(&stop_req, true);
 	tier_bg_kick();
 	pthread_join(thread, NULL);
-	close(evfd);
+	if (evfd >= 0 && evfd_ours(evfd))
+		close(evfd);
 	evfd = -1;
 	started = false;
 	atomic_store(&tier_bg_stats.running, false);
@@ -247,11 +303,13 @@ void tier_bg_stop(void)
 
 void tier_bg_after_fork_child(void)
 {
+	tier_chan_after_fork_child();
 	if (!started)
 		return;
 	/* the parent's thread, descriptors and source registrations are its own */
 	started = false;
-	close(evfd);
+	if (evfd >= 0 && evfd_ours(evfd))
+		close(evfd);
 	evfd = -1;
 	tier_heat_forget();
 	tier_monitor_forget();

@@ -19,6 +19,7 @@
 #include "registry.h"
 #include "resident.h"
 #include "stats.h"
+#include "ctl.h"
 
 struct req {
 	void *oldp;
@@ -343,59 +344,61 @@ static int h_knob(const struct req *r, long i, const struct tier_knob *k)
 struct node {
 	const char *pattern; /* '#' stands for a tier index */
 	handler fn;
+	enum tier_ctl_type type;
+	bool writable;
 };
 
 static const struct node nodes[] = {
-	{"version", h_version},
-	{"tier.count", h_count},
-	{"tier.active", h_active},
-	{"tier.method", h_method},
-	{"tier.off_reason", h_off_reason},
-	{"tier.#.nodes", h_nodes},
-	{"tier.#.nodemask", h_nodemask},
-	{"tier.#.reason", h_reason},
-	{"tier.#.arena", h_arena},
-	{"tier.#.resident", h_resident},
-	{"tier.#.placed", h_placed},
-	{"tier.#.committed", h_committed_tier},
-	{"stats.extents", h_extents},
-	{"stats.mapped", h_mapped},
-	{"stats.mappings", h_mappings},
-	{"stats.committed", h_committed},
-	{"stats.metadata", h_metadata},
-	{"debug.check", h_check},
-	{"tier.promote", h_promote},
-	{"tier.demote", h_demote},
-	{"tier.heat.sources", h_sources},
-	{"stats.promoted_bytes", h_promoted_bytes},
-	{"stats.promoted_blocks", h_promoted_blocks},
-	{"stats.demoted_bytes", h_demoted_bytes},
-	{"stats.demoted_blocks", h_demoted_blocks},
-	{"stats.moved_pages", h_moved_pages},
-	{"stats.failed_pages", h_failed_pages},
-	{"stats.migrate_ns", h_migrate_ns},
-	{"stats.bg.cpu_ns", h_bg_cpu_ns},
-	{"stats.bg.periods", h_bg_periods},
-	{"stats.bg.tid", h_bg_tid},
-	{"stats.bg.running", h_bg_running},
-	{"stats.bg.kernel_ns", h_bg_kernel_ns},
-	{"stats.bg.fault_ns", h_bg_fault_ns},
-	{"stats.bg.share", h_bg_share},
-	{"stats.bg.period_cost_p50_ns", h_bg_cost_p50},
-	{"stats.bg.period_cost_p99_ns", h_bg_cost_p99},
-	{"stats.bg.period_work_p50_ns", h_bg_work_p50},
-	{"stats.bg.period_work_p99_ns", h_bg_work_p99},
-	{"stats.monitor.passes", h_mon_passes},
-	{"stats.monitor.sweep_blocks", h_mon_sweep_blocks},
-	{"stats.monitor.pass_periods", h_mon_pass_periods},
-	{"stats.monitor.pass_blocks", h_mon_pass_blocks},
-	{"stats.monitor.watched", h_mon_watched},
-	{"stats.monitor.cold", h_mon_cold},
-	{"stats.monitor.allowance_ns", h_mon_allowance},
-	{"stats.monitor.spent_ns", h_mon_spent},
-	{"stats.monitor.idle", h_mon_idle},
-	{"stats.monitor.idle_periods", h_mon_idle_periods},
-	{"tier.heat.of", h_heat_of},
+	{"version", h_version, TC_STR, false},
+	{"tier.count", h_count, TC_UNSIGNED, false},
+	{"tier.active", h_active, TC_BOOL, false},
+	{"tier.method", h_method, TC_STR, false},
+	{"tier.off_reason", h_off_reason, TC_STR, false},
+	{"tier.#.nodes", h_nodes, TC_STR, false},
+	{"tier.#.nodemask", h_nodemask, TC_U64, false},
+	{"tier.#.reason", h_reason, TC_STR, false},
+	{"tier.#.arena", h_arena, TC_UNSIGNED, false},
+	{"tier.#.resident", h_resident, TC_SIZE, false},
+	{"tier.#.placed", h_placed, TC_SIZE, false},
+	{"tier.#.committed", h_committed_tier, TC_SIZE, false},
+	{"stats.extents", h_extents, TC_SIZE, false},
+	{"stats.mapped", h_mapped, TC_SIZE, false},
+	{"stats.mappings", h_mappings, TC_SIZE, false},
+	{"stats.committed", h_committed, TC_SIZE, false},
+	{"stats.metadata", h_metadata, TC_SIZE, false},
+	{"debug.check", h_check, TC_SIZE, false},
+	{"tier.promote", h_promote, TC_MOVE, true},
+	{"tier.demote", h_demote, TC_MOVE, true},
+	{"tier.heat.sources", h_sources, TC_STR, false},
+	{"stats.promoted_bytes", h_promoted_bytes, TC_U64, false},
+	{"stats.promoted_blocks", h_promoted_blocks, TC_U64, false},
+	{"stats.demoted_bytes", h_demoted_bytes, TC_U64, false},
+	{"stats.demoted_blocks", h_demoted_blocks, TC_U64, false},
+	{"stats.moved_pages", h_moved_pages, TC_U64, false},
+	{"stats.failed_pages", h_failed_pages, TC_U64, false},
+	{"stats.migrate_ns", h_migrate_ns, TC_U64, false},
+	{"stats.bg.cpu_ns", h_bg_cpu_ns, TC_U64, false},
+	{"stats.bg.periods", h_bg_periods, TC_U64, false},
+	{"stats.bg.tid", h_bg_tid, TC_U64, false},
+	{"stats.bg.running", h_bg_running, TC_BOOL, false},
+	{"stats.bg.kernel_ns", h_bg_kernel_ns, TC_U64, false},
+	{"stats.bg.fault_ns", h_bg_fault_ns, TC_U64, false},
+	{"stats.bg.share", h_bg_share, TC_DOUBLE, false},
+	{"stats.bg.period_cost_p50_ns", h_bg_cost_p50, TC_U64, false},
+	{"stats.bg.period_cost_p99_ns", h_bg_cost_p99, TC_U64, false},
+	{"stats.bg.period_work_p50_ns", h_bg_work_p50, TC_U64, false},
+	{"stats.bg.period_work_p99_ns", h_bg_work_p99, TC_U64, false},
+	{"stats.monitor.passes", h_mon_passes, TC_U64, false},
+	{"stats.monitor.sweep_blocks", h_mon_sweep_blocks, TC_U64, false},
+	{"stats.monitor.pass_periods", h_mon_pass_periods, TC_U64, false},
+	{"stats.monitor.pass_blocks", h_mon_pass_blocks, TC_U64, false},
+	{"stats.monitor.watched", h_mon_watched, TC_U64, false},
+	{"stats.monitor.cold", h_mon_cold, TC_U64, false},
+	{"stats.monitor.allowance_ns", h_mon_allowance, TC_U64, false},
+	{"stats.monitor.spent_ns", h_mon_spent, TC_U64, false},
+	{"stats.monitor.idle", h_mon_idle, TC_BOOL, false},
+	{"stats.monitor.idle_periods", h_mon_idle_periods, TC_U64, false},
+	{"tier.heat.of", h_heat_of, TC_HEAT_OF, true},
 };
 
 /* stats.advise.<name>: index into h_advise */
@@ -423,6 +426,104 @@ static bool match(const char *pattern, const char *name, long *idx)
 			return false;
 	}
 	return *name == '\0';
+}
+
+static enum tier_ctl_type knob_ctl_type(const struct tier_knob *k)
+{
+	switch (k->type) {
+	case TK_SIZE: return TC_SIZE;
+	case TK_BOOL: return TC_BOOL;
+	case TK_UINT: case TK_STATS: case TK_SOURCES: return TC_UNSIGNED;
+	case TK_DOUBLE: return TC_DOUBLE;
+	case TK_NODES: return TC_U64;
+	case TK_PATH: return TC_STR;
+	}
+	return TC_U64;
+}
+
+int tier_ctl_names(void (*cb)(void *ctx, const char *name, enum tier_ctl_type type, bool writable),
+		   void *ctx)
+{
+	tier_boot();
+	int n = 0;
+	char name[96];
+	for (size_t i = 0; i < sizeof(nodes) / sizeof(nodes[0]); i++) {
+		const char *hash = strchr(nodes[i].pattern, '#');
+		if (!hash) {
+			cb(ctx, nodes[i].pattern, nodes[i].type, nodes[i].writable);
+			n++;
+			continue;
+		}
+		for (int t = 0; t < tier_topo.ntiers; t++) {
+			snprintf(name, sizeof(name), "%.*s%d%s", (int)(hash - nodes[i].pattern), nodes[i].pattern,
+				 t, hash + 1);
+			cb(ctx, name, nodes[i].type, nodes[i].writable);
+			n++;
+		}
+	}
+	static const char *const per_source[] = {"samples", "faults", "fault_ns"};
+	for (unsigned src = 0; src < TIER_SRC_COUNT; src++)
+		for (size_t k = 0; k < 3; k++) {
+			snprintf(name, sizeof(name), "stats.heat.%s.%s", tier_source_name(src), per_source[k]);
+			cb(ctx, name, TC_U64, false);
+			n++;
+		}
+	for (size_t a = 0; a < sizeof(advise_names) / sizeof(*advise_names); a++) {
+		snprintf(name, sizeof(name), "stats.advise.%s", advise_names[a]);
+		cb(ctx, name, TC_SIZE, false);
+		n++;
+	}
+	for (size_t k = 0; k < tier_nknobs; k++) {
+		const struct tier_knob *kn = &tier_knobs[k];
+		snprintf(name, sizeof(name), "opt.%s", kn->name);
+		cb(ctx, name, knob_ctl_type(kn), false);
+		n++;
+		if (kn->runtime) {
+			snprintf(name, sizeof(name), "tier.%s", kn->name);
+			cb(ctx, name, knob_ctl_type(kn), true);
+			n++;
+		}
+	}
+	return n;
+}
+
+int tier_ctl_type(const char *name, enum tier_ctl_type *type, bool *writable,
+		  const struct tier_knob **knob)
+{
+	tier_boot();
+	long idx = -1;
+	*knob = NULL;
+	for (size_t i = 0; i < sizeof(nodes) / sizeof(nodes[0]); i++) {
+		if (!match(nodes[i].pattern, name, &idx))
+			continue;
+		if (idx >= 0 && idx >= tier_topo.ntiers)
+			return ENOENT;
+		*type = nodes[i].type;
+		*writable = nodes[i].writable;
+		return 0;
+	}
+	if (!strncmp(name, "stats.heat.", 11) || !strncmp(name, "stats.advise.", 13)) {
+		/* exists if tier_mallctl can read it */
+		size_t len = 8;
+		uint64_t v;
+		int e = tier_mallctl(name, &v, &len, NULL, 0);
+		if (e == ENOENT)
+			return ENOENT;
+		*type = !strncmp(name, "stats.advise.", 13) ? TC_SIZE : TC_U64;
+		*writable = false;
+		return 0;
+	}
+	const char *dot = strchr(name, '.');
+	const struct tier_knob *k = dot ? tier_knob_find(dot + 1, strlen(dot + 1)) : NULL;
+	if (!k)
+		return ENOENT;
+	if (!strncmp(name, "opt.", 4) || (!strncmp(name, "tier.", 5) && k->runtime)) {
+		*type = knob_ctl_type(k);
+		*writable = name[0] == 't';
+		*knob = k;
+		return 0;
+	}
+	return ENOENT;
 }
 
 int tier_mallctl(const char *name, void *oldp, size_t *oldlenp, void *newp, size_t newlen)

@@ -10,6 +10,8 @@
 
 #include "arena.h"
 #include "bg.h"
+#define TIER_CHAN_PROCESS
+#include "chan.h"
 #include "tiering.h"
 #include "init.h"
 #include "place.h"
@@ -113,6 +115,7 @@ void tier_boot(void)
 static void at_exit(void)
 {
 	tier_bg_stop();
+	tier_chan_close();
 	if (tier_settings.stats_print)
 		tier_stats_print(NULL, NULL, tier_settings.stats_print == 2 ? "J" : "");
 }

@@ -1,5 +1,6 @@
 /* The knob table and typed value parsing shared by conf.c and ctl.c. */
 #include <limits.h>
+#include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,33 +11,78 @@
 
 const struct tier_knob tier_knobs[] = {
 	{"fast_limit", TK_SIZE, OFF(fast_limit), 0, (double)SIZE_MAX, true,
-	 "a size such as 512M or 4G"},
-	{"enabled", TK_BOOL, OFF(enabled), 0, 1, true, "true or false"},
-	{"fast_nodes", TK_NODES, OFF(fast_nodes), 0, 0, false, "a node list such as 0 or 0-1+4"},
-	{"slow_nodes", TK_NODES, OFF(slow_nodes), 0, 0, false, "a node list such as 1 or 2-3"},
-	{"stats_print", TK_STATS, OFF(stats_print), 0, 2, false, "true, false or json"},
-	{"verbose", TK_BOOL, OFF(verbose), 0, 1, false, "true or false"},
-	{"period_ms", TK_UINT, OFF(period_ms), 1, 60000, true, "milliseconds, 1 to 60000"},
+	 "a size such as 512M or 4G",
+	 "90% of the fast tier's free memory at start",
+	 "fast-tier budget of this process (bytes placed in fast-tier blocks)"},
+	{"enabled", TK_BOOL, OFF(enabled), 0, 1, true, "true or false",
+	 "true",
+	 "tiering on when there are at least two tiers"},
+	{"fast_nodes", TK_NODES, OFF(fast_nodes), 0, 0, false, "a node list such as 0 or 0-1+4",
+	 "discovered",
+	 "override the topology: the fast tier's nodes, e.g. fast_nodes:0,slow_nodes:1"},
+	{"slow_nodes", TK_NODES, OFF(slow_nodes), 0, 0, false, "a node list such as 1 or 2-3",
+	 "discovered",
+	 "override the topology: the slow tier's nodes, e.g. slow_nodes:2+3"},
+	{"stats_print", TK_STATS, OFF(stats_print), 0, 2, false, "true, false or json",
+	 "false",
+	 "true or json: print stats at exit (to a copy of stderr)"},
+	{"verbose", TK_BOOL, OFF(verbose), 0, 1, false, "true or false",
+	 "false",
+	 "say at start what tiering does in this process and why"},
+	{"period_ms", TK_UINT, OFF(period_ms), 1, 60000, true, "milliseconds, 1 to 60000",
+	 "100",
+	 "background thread period"},
 	{"heat_half_life_ms", TK_UINT, OFF(heat_half_life_ms), 1, 3600000, true,
-	 "milliseconds, 1 to 3600000"},
+	 "milliseconds, 1 to 3600000",
+	 "200",
+	 "heat decay"},
 	{"promote_rate_mbps", TK_UINT, OFF(promote_rate_mbps), 1, 1000000, true,
-	 "MiB per second, 1 to 1000000"},
+	 "MiB per second, 1 to 1000000",
+	 "2048",
+	 "promotion rate limit (MiB/s)"},
 	{"demote_rate_mbps", TK_UINT, OFF(demote_rate_mbps), 1, 1000000, true,
-	 "MiB per second, 1 to 1000000"},
+	 "MiB per second, 1 to 1000000",
+	 "2048",
+	 "demotion rate limit (MiB/s)"},
 	{"watermark_high", TK_DOUBLE, OFF(watermark_high), 0.01, 1.0, true,
-	 "a fraction of fast_limit, 0.01 to 1"},
+	 "a fraction of fast_limit, 0.01 to 1",
+	 "0.95",
+	 "fraction of fast_limit: above it, demote the coldest down to watermark_low; promotions fill up to it"},
 	{"watermark_low", TK_DOUBLE, OFF(watermark_low), 0.0, 1.0, true,
-	 "a fraction of fast_limit, 0 to 1, not above watermark_high"},
-	{"hysteresis", TK_DOUBLE, OFF(hysteresis), 1.0, 1000.0, true, "a factor, 1 to 1000"},
+	 "a fraction of fast_limit, 0 to 1, not above watermark_high",
+	 "0.85",
+	 "fraction of fast_limit that demotions bring the fast tier down to"},
+	{"hysteresis", TK_DOUBLE, OFF(hysteresis), 1.0, 1000.0, true, "a factor, 1 to 1000",
+	 "2",
+	 "a hot slow block displaces fast blocks only if it is this many times hotter"},
 	{"heat_sources", TK_SOURCES, OFF(heat_sources), 0, 0, false,
-	 "sources joined by '+': perf, damon, pagemap, recency, all, none"},
-	{"migrate", TK_BOOL, OFF(migrate), 0, 1, true, "true or false"},
+	 "sources joined by '+': perf, damon, pagemap, recency, all, none",
+	 "all",
+	 "perf+damon+pagemap+recency, any subset joined by +, or none"},
+	{"migrate", TK_BOOL, OFF(migrate), 0, 1, true, "true or false",
+	 "true",
+	 "background promotion/demotion"},
 	{"bg_cpu", TK_DOUBLE, OFF(bg_cpu), 0.001, 1.0, true,
-	 "a share of one core, 0.001 to 1 (0.01 = 1%)"},
-	{"advise", TK_BOOL, OFF(advise), 0, 1, false, "true or false"},
+	 "a share of one core, 0.001 to 1 (0.01 = 1%)",
+	 "0.01",
+	 "CPU budget of all background work, as a share of one core: the background thread, the sources' threads, our share of kdamond, and the write faults tracking makes the program take"},
+	{"advise", TK_BOOL, OFF(advise), 0, 1, false, "true or false",
+	 "false",
+	 "run the heat sources and report the hot-set curve even with one tier or migrate:false (start-up only)"},
 	{"advise_csv", TK_PATH, OFF(advise_csv), 0, 0, false,
-	 "an absolute file path, at most 255 bytes, without ','"},
-	{"always_hook", TK_BOOL, OFF(always_hook), 0, 1, false, "true or false"},
+	 "an absolute file path, at most 255 bytes, without ','",
+	 "none",
+	 "an absolute path: append the hot-set curve there once a second (CSV, header on the first line)"},
+	{"always_hook", TK_BOOL, OFF(always_hook), 0, 1, false, "true or false",
+	 "false",
+	 "install the extent hooks even where nothing can be tiered, so that stats count every extent and tier_pin accepts malloc memory"},
+	{"ctl", TK_BOOL, OFF(ctl), 0, 1, false, "true or false",
+	 "false",
+	 "publish the control channel (tiermalloc stat/top/ctl) even when nothing is tiered; with tiering on it is always published"},
+	{"run_dir", TK_PATH, OFF(run_dir), 0, 0, false,
+	 "an absolute directory path, at most 255 bytes, without ','",
+	 "see \"Runtime directory\"",
+	 "an absolute path: this user's runtime directory (control channels), tried before the default places"},
 };
 _Static_assert(sizeof(tier_knobs) / sizeof(tier_knobs[0]) <= 32, "struct tier_settings.set has 32 bits");
 const size_t tier_nknobs = sizeof(tier_knobs) / sizeof(tier_knobs[0]);
@@ -296,4 +342,37 @@ const char *tier_settings_check(const struct tier_settings *s)
 	if (s->fast_nodes & s->slow_nodes)
 		return "fast_nodes and slow_nodes share a node";
 	return NULL;
+}
+
+/* A knob's value as TIERMALLOC_CONF would spell it. */
+const char *tier_knob_format(const struct tier_knob *k, const struct tier_settings *s, char *buf, size_t len)
+{
+	const char *field = (const char *)s + k->offset;
+	buf[0] = '\0';
+	switch (k->type) {
+	case TK_SIZE: snprintf(buf, len, "%zu", *(const size_t *)field); break;
+	case TK_BOOL: snprintf(buf, len, "%s", *(const bool *)field ? "true" : "false"); break;
+	case TK_UINT: snprintf(buf, len, "%u", *(const unsigned *)field); break;
+	case TK_DOUBLE: snprintf(buf, len, "%g", *(const double *)field); break;
+	case TK_NODES: tier_nodemask_str(*(const tier_nodemask_t *)field, buf, len); break;
+	case TK_STATS: {
+		unsigned v = *(const unsigned *)field;
+		snprintf(buf, len, "%s", v == 2 ? "json" : v ? "true" : "false");
+		break;
+	}
+	case TK_SOURCES: {
+		unsigned m = *(const unsigned *)field;
+		size_t n = 0;
+		if (!m)
+			snprintf(buf, len, "none");
+		for (unsigned i = 0; i < TIER_SRC_COUNT && n < len; i++)
+			if (m >> i & 1) {
+				int r = snprintf(buf + n, len - n, "%s%s", n ? "+" : "", src_names[i]);
+				n += r > 0 ? (size_t)r : 0;
+			}
+		break;
+	}
+	case TK_PATH: snprintf(buf, len, "%s", field); break;
+	}
+	return buf;
 }

@@ -35,6 +35,8 @@ struct tier_settings {
 	bool advise;                    /* track heat and report the hot set, even untiered */
 	char advise_csv[TIER_PATH_MAX]; /* append the hot-set curve here once a second */
 	bool always_hook;               /* extent hooks even where nothing is ever tiered */
+	bool ctl;                       /* control channel even when nothing is tiered */
+	char run_dir[TIER_PATH_MAX];    /* runtime directory (rundir.c); "": the default places */
 	uint32_t set;                   /* bit k: knob k given explicitly */
 };
 
@@ -45,6 +47,8 @@ struct tier_knob {
 	double min, max;                /* numeric range, inclusive */
 	bool runtime;                   /* writable through tier_mallctl */
 	const char *expect;             /* what a valid value looks like */
+	const char *def;                /* the default, in words */
+	const char *doc;                /* what it does: README, man pages and help come from here */
 };
 
 extern const struct tier_knob tier_knobs[];
@@ -63,6 +67,8 @@ size_t tier_knob_size(const struct tier_knob *k);
  * else a message naming the rule. */
 const char *tier_settings_check(const struct tier_settings *s);
 void tier_settings_default(struct tier_settings *s);
+/* A knob's value as TIERMALLOC_CONF would spell it; returns buf. */
+const char *tier_knob_format(const struct tier_knob *k, const struct tier_settings *s, char *buf, size_t len);
 int tier_size_parse(const char *v, size_t len, size_t *out);
 int tier_sources_parse(const char *v, size_t len, unsigned *out);
 const char *tier_source_name(unsigned src);

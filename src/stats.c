@@ -348,7 +348,18 @@ static void print_json(struct out *o, const struct snap *s)
 	    (unsigned long long)s->adv.seen[1], (unsigned long long)s->adv.seen[2],
 	    (unsigned long long)s->adv.size[0], (unsigned long long)s->adv.size[1],
 	    (unsigned long long)s->adv.size[2]);
-	put(o, "\"metadata\":{\"jemalloc\":%zu,\"tiermalloc\":%zu}}}\n", s->meta, s->pool);
+	put(o, "\"metadata\":{\"jemalloc\":%zu,\"tiermalloc\":%zu},", s->meta, s->pool);
+	/* every knob of the table, as in effect */
+	put(o, "\"settings\":{");
+	for (size_t k = 0; k < tier_nknobs; k++) {
+		char v[300];
+		const struct tier_knob *kn = &tier_knobs[k];
+		tier_knob_format(kn, &tier_settings, v, sizeof(v));
+		bool num = kn->type == TK_SIZE || kn->type == TK_UINT || kn->type == TK_DOUBLE || kn->type == TK_BOOL;
+		put(o, "%s\"%s\":%s%s%s", k ? "," : "", kn->name, num ? "" : "\"", num ? v : jstr(v, b1, sizeof(b1)),
+		    num ? "" : "\"");
+	}
+	put(o, "}}}\n");
 }
 
 void tier_stats_print(void (*write_cb)(void *, const char *), void *cbopaque, const char *opts)

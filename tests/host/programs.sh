@@ -65,7 +65,7 @@ $PY -c 'import json,sys; d=json.load(open(sys.argv[1]))["tiermalloc"]; assert d[
 ok $? "stats_print:json is valid JSON with tiers and extents"
 
 # the wrapper command
-"${top_builddir:-.}/preload/tiermalloc" -s /bin/echo hi >"$tmp/w.out" 2>"$tmp/w.err"
+"${top_builddir:-.}/tools/tiermalloc" -s /bin/echo hi >"$tmp/w.out" 2>"$tmp/w.err"
 [ "$(cat "$tmp/w.out")" = "hi" ] && grep -q "Begin tiermalloc statistics" "$tmp/w.err"
 ok $? "tiermalloc -s PROGRAM preloads and prints stats"
 

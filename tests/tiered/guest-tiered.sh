@@ -122,4 +122,6 @@ else
 	ok 1 "could not make a cpuset cgroup in the guest"
 fi
 rm -rf "$tmp"
+# --- the tiermalloc command against a running program (same boot) ---------
+. "$top_srcdir/tests/tiered/guest-ctl.sh"
 done_testing

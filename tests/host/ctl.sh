@@ -1,0 +1,269 @@
+#!/bin/sh
+# The tiermalloc command against a running, unmodified program on this
+# host (one tier: the channel is published because of ctl:true): every
+# name readable through `ctl`, writable ones refusing bad values with
+# tier_mallctl's own errors, stat/top/heat/topology, another user
+# refused, channels removed at exit and stale ones cleaned.
+. "${top_srcdir:-.}/tests/lib.sh"
+TM=${top_builddir:-.}/tools/tiermalloc
+TIERCTL=${top_builddir:-.}/tests/tiered/tierctl
+tmp=$(mktemp -d)
+# our own runtime directory, so that nothing of other users' runs is touched
+export TIERMALLOC_CONF="run_dir:$tmp/run"
+trap 'touch "$tmp/stop"; rm -rf "$tmp"' EXIT
+prog() { # prog STOPFILE: allocates, says ready, exits when STOPFILE appears
+	exec "$TM" run -c "$TIERMALLOC_CONF,ctl:true${1:+,$1}" -- ${PYTHON3:-python3} -c '
+import os, sys, time
+b = bytearray(24 << 20)
+for i in range(0, len(b), 4096): b[i] = 1
+print("ready", flush=True)
+while not os.path.exists(sys.argv[1]):
+    time.sleep(0.05)
+' "$tmp/stop"
+}
+wait_ready() { # wait_ready FILE
+	i=0
+	while [ $i -lt 100 ] && ! grep -q ready "$1" 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
+}
+prog >"$tmp/p.out" 2>"$tmp/p.err" &
+pid=$!
+wait_ready "$tmp/p.out"
+
+v=$("$TM" ctl $pid version 2>&1)
+ok $? "ctl reads a name of a running program: $v"
+ls "$tmp/run" >"$tmp/ls"
+chan=$(grep "^$pid-.*\.ctl$" "$tmp/ls")
+mode=$(stat -c %a "$tmp/run/$chan" 2>/dev/null)
+dmode=$(stat -c %a "$tmp/run" 2>/dev/null)
+[ -n "$chan" ] && [ "$mode" = 600 ] && [ "$dmode" = 700 ]
+ok $? "channel $chan: mode $mode in a directory of mode $dmode"
+
+# --- every name ------------------------------------------------------------
+"$TM" ctl $pid --list >"$tmp/list"
+n=$(wc -l <"$tmp/list")
+bad=0
+while read -r name rw type; do
+	case $type in
+	size_t*"(w:"*|float*) # tier.promote/demote, tier.heat.of: need a value
+		"$TM" ctl $pid "$name" >/dev/null 2>"$tmp/e" && bad=$((bad + 1))
+		grep -q "EINVAL: $name needs a value" "$tmp/e" || { bad=$((bad + 1)); cat "$tmp/e"; } ;;
+	*) "$TM" ctl $pid "$name" >/dev/null 2>"$tmp/e" || { bad=$((bad + 1)); cat "$tmp/e"; } ;;
+	esac
+done <"$tmp/list"
+[ "$n" -gt 60 ] && [ $bad -eq 0 ]
+ok $? "all $n names of --list read through ctl ($bad failed)"
+
+# every name is documented in tier_mallctl(3) (knobs: opt.<knob>/tier.<knob>, tiermalloc(3))
+"$TM" knobs | cut -f1 >"$tmp/knobnames"
+undoc=0
+while read -r name rw type; do
+	k=${name#*.}
+	case $name in opt.*) continue ;; tier.*) grep -qx "$k" "$tmp/knobnames" && continue ;; esac
+	pat=$(printf %s "$name" | sed -e 's/^tier\.[0-9][0-9]*\./tier.\\fIi\\fB./' \
+		-e 's/^stats\.heat\.[a-z]*\./stats.heat.\\fIsource\\fB./')
+	grep -qF -- "$pat" "${top_srcdir:-.}/man/tier_mallctl.3" || { undoc=$((undoc + 1)); diag "undocumented: $name ($pat)"; }
+done <"$tmp/list"
+ok $undoc "every name of --list is in tier_mallctl(3)"
+
+"$TM" knobs >"$tmp/knobs"
+bad=0
+nk=0
+while IFS="$(printf '\t')" read -r k rw rest; do
+	nk=$((nk + 1))
+	"$TM" ctl $pid "opt.$k" >/dev/null 2>&1 || { bad=$((bad + 1)); diag "opt.$k unreadable"; }
+	if [ "$rw" = rw ]; then
+		"$TM" ctl $pid "tier.$k" >"$tmp/before" 2>&1 || { bad=$((bad + 1)); diag "tier.$k unreadable"; }
+		# a bad value: EINVAL, and nothing changes
+		"$TM" ctl $pid "tier.$k=notavalue" >/dev/null 2>"$tmp/e" && bad=$((bad + 1))
+		grep -q "EINVAL: bad value \"notavalue\" for tier.$k (expected " "$tmp/e" ||
+			{ bad=$((bad + 1)); diag "tier.$k=notavalue: $(cat "$tmp/e")"; }
+		"$TM" ctl $pid "tier.$k" >"$tmp/after" 2>&1
+		cmp -s "$tmp/before" "$tmp/after" || { bad=$((bad + 1)); diag "tier.$k changed"; }
+	else
+		"$TM" ctl $pid "opt.$k=1" >/dev/null 2>"$tmp/e" && bad=$((bad + 1))
+		grep -q "EPERM" "$tmp/e" || bad=$((bad + 1))
+	fi
+done <"$tmp/knobs"
+[ "$nk" -ge 21 ] && [ $bad -eq 0 ]
+ok $? "all $nk knobs read as opt.<knob>; rw ones as tier.<knob>, refusing a bad value with EINVAL, unchanged ($bad failed)"
+
+# the same errors as tier_mallctl called inside a program
+same=0
+for w in tier.period_ms=0 tier.heat_half_life_ms=0 tier.promote_rate_mbps=0 tier.count=3 tier.nosuch=1; do
+	"$TM" ctl $pid "$w" >/dev/null 2>"$tmp/e"
+	c=$(sed -n 's/.*: \(E[A-Z]*\): .*/\1/p' "$tmp/e")
+	"$TIERCTL" -w "$w" 2>"$tmp/e2" >/dev/null
+	case "$c:$(cat "$tmp/e2")" in
+	EINVAL:*"Invalid argument"*|EPERM:*"not permitted"*|ENOENT:*"No such file"*) ;;
+	*) same=1; diag "$w: ctl $c, tier_mallctl: $(cat "$tmp/e2")" ;;
+	esac
+done
+ok $same "out of range, read-only, unknown: ctl answers EINVAL/EPERM/ENOENT as tier_mallctl does"
+
+"$TM" ctl $pid tier.watermark_low=0.99 >/dev/null 2>"$tmp/e"
+grep -q "EINVAL.*watermark_low must not exceed watermark_high" "$tmp/e"
+ok $? "a rule between knobs: $(cat "$tmp/e")"
+r=$("$TM" ctl $pid tier.period_ms=50 tier.fast_limit=64M tier.period_ms tier.fast_limit opt.fast_limit 2>&1 | tr '\n' ' ')
+case $r in *"tier.period_ms=50 (was 100)"*"tier.period_ms=50 tier.fast_limit=67108864 opt.fast_limit=67108864"*) r0=0 ;; *) r0=1 ;; esac
+ok $r0 "writes take effect: $r"
+
+long=$(printf 'tier.fast_limit=%0600d' 1)
+"$TM" ctl $pid "$long" >/dev/null 2>"$tmp/e"
+rc=$?
+lim=$("$TM" ctl $pid tier.fast_limit)
+[ $rc -ne 0 ] && grep -q "EINVAL: request of 616 bytes refused" "$tmp/e" && [ "$lim" = tier.fast_limit=67108864 ]
+ok $? "an oversized request is refused by the process, nothing changed: $(cat "$tmp/e")"
+for m in "tier.fast limit=1" "Tier.count" "=5" "tier.fast_limit=1G
+x"; do
+	"$TM" ctl $pid "$m" >/dev/null 2>>"$tmp/mal" && echo accepted >>"$tmp/mal"
+done
+lim=$("$TM" ctl $pid tier.fast_limit)
+! grep -q accepted "$tmp/mal" && [ "$(grep -c 'EINVAL: malformed\|EINVAL: bad value' "$tmp/mal")" -eq 4 ] &&
+	[ "$lim" = tier.fast_limit=67108864 ]
+ok $? "malformed requests refused with a reason, nothing changed"
+diag "$(head -n 2 "$tmp/mal" | tr '\n' ' ')"
+
+# several commands at once: each gets its own answer
+pids=
+for c in 1 2 3 4; do
+	( for i in 1 2 3 4 5; do "$TM" ctl $pid tier.period_ms opt.ctl version; done >"$tmp/par.$c" 2>&1 ) &
+	pids="$pids $!"
+done
+for p in $pids; do wait $p; done
+bad=0
+for c in 1 2 3 4; do
+	[ "$(sort -u "$tmp/par.$c" | tr '\n' ' ')" = "opt.ctl=true tier.period_ms=50 version=0.1.0 " ] || bad=$((bad + 1))
+done
+ok $bad "4 commands at once, 15 requests each: every answer is its own"
+
+# the file truncated or removed by hand: no SIGBUS, a fresh one appears
+: >"$tmp/run/$chan"
+sleep 0.5
+v1=$("$TM" ctl $pid version 2>&1)
+rm -f "$tmp/run/$chan"
+sleep 0.5
+v2=$("$TM" ctl $pid version 2>&1)
+[ "$v1" = version=0.1.0 ] && [ "$v2" = version=0.1.0 ] && kill -0 $pid && [ -e "$tmp/run/$chan" ]
+ok $? "channel truncated, then removed, by hand: the program lives on and makes a fresh one"
+
+# --- stat, top, heat, topology ---------------------------------------------
+"$TM" stat $pid >"$tmp/stat" 2>&1
+grep -q "^pid $pid (python3): tiering" "$tmp/stat" && grep -q "Begin tiermalloc statistics" "$tmp/stat"
+ok $? "stat: $(head -n 1 "$tmp/stat")"
+"$TM" stat $pid --json >"$tmp/json" 2>&1 &&
+	${PYTHON3:-python3} -c 'import json,sys; j=json.load(open(sys.argv[1])); d=j["tiermalloc"]; assert d["settings"]["ctl"] is True and d["settings"]["period_ms"] == 50 and "promote_bytes_per_s" in j["live"]' "$tmp/json"
+ok $? "stat --json: valid JSON, settings as changed"
+"$TM" stat $pid --watch 0.2 --count 2 >"$tmp/watch" 2>&1
+[ "$(grep -c 'Begin tiermalloc statistics' "$tmp/watch")" -eq 2 ]
+ok $? "stat --watch 0.2 --count 2: two reports"
+"$TM" top --once >"$tmp/top" 2>&1
+grep -Eq "^ *$pid python3 " "$tmp/top"
+ok $? "top --once lists the program: $(grep -E "^ *$pid " "$tmp/top")"
+"$TM" heat $pid >"$tmp/heat" 2>&1
+ok $? "heat: $(grep -vc '^#' "$tmp/heat") blocks"
+"$TM" topology >"$tmp/topo" 2>&1 && grep -q "^tiering: " "$tmp/topo" && grep -q "why: " "$tmp/topo"
+ok $? "topology: $(head -n 1 "$tmp/topo")"
+
+# --- run: the old flags and the new ones ------------------------------------
+"$TM" run --fast-limit 1G --stats -- /bin/true 2>"$tmp/run.err"
+grep -q "^fast_limit: 1073741824 bytes" "$tmp/run.err"
+ok $? "run --fast-limit 1G --stats: $(grep '^fast_limit' "$tmp/run.err")"
+"$TM" -c verbose:false -j /bin/true 2>&1 | ${PYTHON3:-python3} -c 'import json,sys; json.load(sys.stdin)["tiermalloc"]'
+ok $? "the old form: tiermalloc -c CONF -j PROGRAM"
+"$TM" -c bogus:1 /bin/true >"$tmp/o" 2>&1
+rc=$?
+[ $rc -eq 2 ] && grep -q 'unknown key "bogus"' "$tmp/o"
+ok $? "a configuration the library would ignore stops run (exit $rc): $(tail -n 1 "$tmp/o")"
+
+# --- another user ------------------------------------------------------------
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	cp "$TM" "$tmp/tm" && chmod 755 "$tmp" "$tmp/tm"
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$tmp/tm" ctl $pid tier.fast_limit=1G >"$tmp/o" 2>&1
+	rc=$?
+	setpriv --reuid=65534 --regid=65534 --clear-groups cat "$tmp/run/$chan" >/dev/null 2>&1
+	rc2=$?
+	[ $rc -ne 0 ] && grep -q "another user" "$tmp/o" && [ $rc2 -ne 0 ] &&
+		[ "$("$TM" ctl $pid tier.fast_limit)" = tier.fast_limit=67108864 ]
+	ok $? "another user (nobody) is refused: $(cat "$tmp/o"); cannot read the file either"
+else
+	skip "another user: needs root and setpriv"
+fi
+
+# --- exit and stale channels -------------------------------------------------
+touch "$tmp/stop"
+wait $pid
+[ ! -e "$tmp/run/$chan" ]
+ok $? "the channel is removed when the program exits"
+rm -f "$tmp/stop" "$tmp/p.out"
+prog >"$tmp/p.out" 2>/dev/null &
+pid=$!
+wait_ready "$tmp/p.out"
+"$TM" ctl $pid version >/dev/null 2>&1
+kill -9 $pid
+wait $pid 2>/dev/null
+before=$(ls "$tmp/run" | grep -c "^$pid-")
+# a pid reused by another process: this shell's pid, another start time
+: >"$tmp/run/$$-1.ctl"
+chmod 600 "$tmp/run/$$-1.ctl"
+"$TM" top --once >"$tmp/top2" 2>&1
+after=$(ls "$tmp/run" | grep -c "^$pid-\|^$$-1")
+[ "$before" = 1 ] && [ "$after" = 0 ] && grep -q "2 stale channels removed" "$tmp/top2"
+ok $? "stale channels (SIGKILL, pid reused) cleaned by top: $before then $after"
+# a daemon closes every descriptor and reuses the numbers: the channel
+# still answers, and goes at exit
+"$TM" run -c "$TIERMALLOC_CONF,ctl:true" -- ${PYTHON3:-python3} -c '
+import os, sys, time
+time.sleep(0.5)
+os.closerange(3, 4096)
+keep = [open("/dev/null") for i in range(8)]
+print("ready", flush=True)
+while not os.path.exists(sys.argv[1]):
+    time.sleep(0.05)' "$tmp/stop" >"$tmp/d.out" 2>&1 &
+dpid=$!
+wait_ready "$tmp/d.out"
+ticks() { cat /proc/$dpid/task/*/stat 2>/dev/null | sed 's/.*) //' | awk '{t += $12 + $13} END {print t + 0}'; }
+t0=$(ticks)
+sleep 1
+t1=$(ticks)
+v=$("$TM" ctl $dpid tier.period_ms=20 2>&1)
+r1=$?
+[ $((t1 - t0)) -lt 20 ]
+ok $? "with its descriptors closed the background thread does not spin ($((t1 - t0)) CPU ticks in 1 s)"
+touch "$tmp/stop"
+wait $dpid
+left=$(ls "$tmp/run" | grep -c "^$dpid-")
+rm -f "$tmp/stop"
+[ $r1 -eq 0 ] && [ "$left" = 0 ] && ! grep -q . "$tmp/d.out.err" 2>/dev/null
+ok $? "after closerange(3, 4096) the channel still answers ($v) and is removed at exit ($left left)"
+
+# exec into a program without tiermalloc: same pid and start time, the
+# file left behind, no longer mapped
+"$TM" run -c "$TIERMALLOC_CONF,ctl:true" -- ${PYTHON3:-python3} -c '
+import os, time
+time.sleep(0.6)
+env = dict(os.environ); env.pop("LD_PRELOAD", None)
+os.execve("/bin/sleep", ["sleep", "20"], env)' &
+epid=$!
+sleep 1
+had=$(ls "$tmp/run" | grep -c "^$epid-")
+sleep 5
+"$TM" top --once >"$tmp/top3" 2>&1
+left=$(ls "$tmp/run" | grep -c "^$epid-")
+alive=$(kill -0 $epid 2>/dev/null && echo yes)
+kill $epid 2>/dev/null
+wait $epid 2>/dev/null
+[ "$had" = 1 ] && [ "$left" = 0 ] && [ "$alive" = yes ]
+ok $? "a channel left by exec (pid alive, file no longer mapped) is cleaned: $had then $left"
+"$TM" ctl $pid version >"$tmp/o" 2>&1
+[ $? -ne 0 ] && grep -q "no such process" "$tmp/o"
+ok $? "ctl on a dead process: $(cat "$tmp/o")"
+"$TM" ctl $$ version >"$tmp/o" 2>&1
+[ $? -ne 0 ] && grep -q "not a tiermalloc process" "$tmp/o"
+ok $? "ctl on a program without tiermalloc: $(cat "$tmp/o")"
+
+# --- help comes from the table ---------------------------------------------
+"$TM" --help >"$tmp/help"
+miss=0
+while IFS="$(printf '\t')" read -r k rest; do grep -q "^  $k " "$tmp/help" || miss=$((miss + 1)); done <"$tmp/knobs"
+ok $miss "--help lists every knob of the table"
+done_testing

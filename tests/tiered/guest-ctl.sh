@@ -1,0 +1,108 @@
+# Sourced by guest-tiered.sh (the same boot of the tiered VM, as root):
+# the tiermalloc command against a running, unmodified program with
+# tiering on.  Alone: sh -c '. tests/lib.sh; . tests/tiered/guest-ctl.sh; done_testing'
+TM=$top_builddir/tools/tiermalloc
+ctmp=$(mktemp -d)
+# python: 192 MiB touched, the first 32 MiB kept hot, until the stop file
+ctl_prog() {
+	exec "$TM" run --fast-limit "$1" -c "${2:-bg_cpu:0.2}" -- ${PYTHON3:-python3} -c '
+import os, sys, time
+b = bytearray(192 << 20)
+for i in range(0, len(b), 4096): b[i] = 1
+print("ready", flush=True)
+while not os.path.exists(sys.argv[1]):
+    for i in range(0, 32 << 20, 4096): b[i] = (b[i] + 1) & 255
+    time.sleep(0.05)
+' "$ctmp/stop"
+}
+ctl_wait() { # FILE
+	i=0
+	while [ $i -lt 300 ] && ! grep -q ready "$1" 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
+}
+num() { sed -n 's/^[^=]*=\([0-9]*\).*/\1/p'; }
+
+"$TM" topology >"$ctmp/topo" 2>&1
+grep -q "^tiering: 2 tiers" "$ctmp/topo" && grep -q "^tier 1: nodes 1" "$ctmp/topo" && grep -q "why: .*memory_tier" "$ctmp/topo"
+ok $? "tiermalloc topology: $(head -n 1 "$ctmp/topo"); $(grep -m1 'why' "$ctmp/topo" | cut -c1-100)"
+
+ctl_prog 128M >"$ctmp/p.out" 2>"$ctmp/p.err" &
+cpid=$!
+ctl_wait "$ctmp/p.out"
+
+"$TM" stat $cpid >"$ctmp/stat" 2>&1
+grep -q "^pid $cpid (python3): tiering on, 2 tiers" "$ctmp/stat" && grep -q "^  tier 1 (nodes 1): placed" "$ctmp/stat" &&
+	grep -q "^tier 1: nodes 1" "$ctmp/stat"
+ok $? "stat of a running unmodified program: $(head -n 1 "$ctmp/stat" | cut -c1-120)"
+diag "$(sed -n 2,4p "$ctmp/stat" | tr '\n' ';')"
+"$TM" stat $cpid --json | ${PYTHON3:-python3} -c '
+import json, sys
+d = json.load(sys.stdin)["tiermalloc"]
+assert d["tiering"]["active"] and len(d["tiers"]) == 2 and d["tiers"][1]["resident"] > 0, d["tiers"]'
+ok $? "stat --json: two tiers, resident bytes on the slow one"
+"$TM" top --once >"$ctmp/top" 2>&1
+line=$(grep -E "^ *$cpid python3 " "$ctmp/top")
+set -- $line
+[ -n "$line" ] && [ "${3%.*}" -ge 100 ] && [ "${4%.*}" -ge 40 ]
+ok $? "top --once: $line"
+
+"$TM" heat $cpid >"$ctmp/heat" 2>&1
+n0=$(awk '!/^#/ && $3 == 0' "$ctmp/heat" | wc -l)
+n1=$(awk '!/^#/ && $3 == 1' "$ctmp/heat" | wc -l)
+[ "$n0" -ge 40 ] && [ "$n1" -ge 20 ]
+ok $? "heat: $n0 blocks on tier 0, $n1 on tier 1"
+diag "$(grep -v '^#' "$ctmp/heat" | sort -k4 -g -r | head -n 2 | tr '\n' ';')"
+
+# every name of this process, read from outside
+"$TM" ctl $cpid --list >"$ctmp/list"
+bad=0
+while read -r name rw type; do
+	case $type in *"(w:"*) continue ;; esac
+	"$TM" ctl $cpid "$name" >/dev/null 2>"$ctmp/e" || { bad=$((bad + 1)); diag "$(cat "$ctmp/e")"; }
+done <"$ctmp/list"
+ok $bad "all $(wc -l <"$ctmp/list") names readable through ctl, tier.1.* included"
+
+# a smaller fast_limit demotes: fast bytes fall
+before=$("$TM" ctl $cpid tier.0.committed | num)
+"$TM" ctl $cpid tier.fast_limit=48M >"$ctmp/set" 2>&1
+i=0
+while [ $i -lt 60 ]; do
+	after=$("$TM" ctl $cpid tier.0.committed | num)
+	[ "${after:-$before}" -le $((48 << 20)) ] && break
+	sleep 0.5
+	i=$((i + 1))
+done
+dem=$("$TM" ctl $cpid stats.demoted_bytes | num)
+[ "$before" -ge $((100 << 20)) ] && [ "${after:-$before}" -le $((48 << 20)) ] && [ "${dem:-0}" -gt 0 ]
+ok $? "ctl tier.fast_limit=48M: fast bytes $((before >> 20)) MiB -> $((${after:-0} >> 20)) MiB in $((i / 2)) s, $((${dem:-0} >> 20)) MiB demoted"
+moved=$("$TM" ctl $cpid tier.demote=8M | num)
+[ "${moved:-0}" -gt 0 ]
+ok $? "ctl tier.demote=8M moved ${moved:-0} bytes"
+
+if command -v setpriv >/dev/null; then
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$TM" ctl $cpid tier.fast_limit=1G >"$ctmp/o" 2>&1
+	rc=$?
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$TM" top --once >"$ctmp/o2" 2>&1
+	[ $rc -ne 0 ] && grep -q "another user" "$ctmp/o" && ! grep -q "^ *$cpid " "$ctmp/o2" &&
+		[ "$("$TM" ctl $cpid tier.fast_limit)" = tier.fast_limit=50331648 ]
+	ok $? "nobody is refused ($(cat "$ctmp/o")) and sees nothing in top"
+else
+	skip "no setpriv in the guest"
+fi
+
+touch "$ctmp/stop"
+wait $cpid
+chans=$(ls /run/tiermalloc 2>/dev/null | grep -c "^$cpid-")
+ok $chans "the channel is gone after exit"
+rm -f "$ctmp/stop" "$ctmp/p.out"
+ctl_prog 16M >"$ctmp/p.out" 2>/dev/null &
+cpid=$!
+ctl_wait "$ctmp/p.out"
+"$TM" ctl $cpid version >/dev/null 2>&1
+kill -9 $cpid
+wait $cpid 2>/dev/null
+before=$(ls /run/tiermalloc | grep -c "^$cpid-")
+"$TM" top --once >"$ctmp/top" 2>&1
+after=$(ls /run/tiermalloc | grep -c "^$cpid-")
+[ "$before" = 1 ] && [ "$after" = 0 ]
+ok $? "a SIGKILLed program's channel is cleaned by the next reader ($before -> $after)"
+rm -rf "$ctmp"

@@ -1,0 +1,742 @@
+/* tiermalloc: run a program with tiermalloc, and see and tune running ones
+ * through their control channels (src/chan.h).  Linked with the knob table
+ * (knobs.c, conf.c), the runtime directory (rundir.c) and topology
+ * discovery, never with the allocator itself. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "chan.h"
+#include "init.h"
+#include "knobs.h"
+#include "rundir.h"
+#include "sysfs.h"
+#include "topology.h"
+
+#ifndef TIERMALLOC_LIBDIR
+#define TIERMALLOC_LIBDIR "/usr/local/lib"
+#endif
+#ifndef TIERMALLOC_VERSION_STR
+#define TIERMALLOC_VERSION_STR "?"
+#endif
+
+/* rundir.c reads these (run_dir, verbose): from TIERMALLOC_CONF */
+struct tier_settings tier_settings;
+struct tier_topology tier_topo;
+
+static const char *prog = "tiermalloc";
+
+static void die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
+static void die(int code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, "%s: ", prog);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	exit(code);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: tiermalloc [run] [--fast-limit SIZE] [-c CONF] [--stats[=json]] [--] PROGRAM [ARGS...]\n"
+		"       tiermalloc stat PID [--json] [--watch SECONDS [--count N]]\n"
+		"       tiermalloc top [--once] [--interval SECONDS]\n"
+		"       tiermalloc ctl PID NAME[=VALUE]...   |   tiermalloc ctl PID --list\n"
+		"       tiermalloc topology\n"
+		"       tiermalloc heat PID\n"
+		"       tiermalloc knobs [--markdown | --man]\n"
+		"       tiermalloc --version | --help\n"
+		"\n"
+		"run (the default): PROGRAM with libtiermalloc preloaded.\n"
+		"  -c CONF          TIERMALLOC_CONF for the program (key:value,...), checked first\n"
+		"  --fast-limit S   the fast-tier budget (fast_limit:S)\n"
+		"  -s, --stats      print statistics when the program exits; -j, --stats=json as JSON\n"
+		"stat: one process's statistics (tiers, placed and resident bytes, heat, moves\n"
+		"  and their rates, background CPU, sources).  top: every tiermalloc process of\n"
+		"  this user, one line each.  ctl: read or set tier_mallctl names of a running\n"
+		"  process (same names, types and errors: tier.fast_limit=2G, tier.demote=512M).\n"
+		"  topology: the tiers this machine offers and why.  heat: every 2 MiB block of\n"
+		"  a process (address range, tier, heat, seconds since it last moved).\n"
+		"TIERMALLOC_LIB overrides the library path; TIERMALLOC_CONF's run_dir is honoured.\n"
+		"\nknobs (TIERMALLOC_CONF key:value; rw ones also as tier.<key> with ctl):\n");
+	for (size_t i = 0; i < tier_nknobs; i++)
+		fprintf(f, "  %-18s %-3s %s (default %s)\n", tier_knobs[i].name, tier_knobs[i].runtime ? "rw" : "",
+			tier_knobs[i].doc, tier_knobs[i].def);
+}
+
+static void bad_usage(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "%s: ", prog);
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\n(tiermalloc --help for usage)\n");
+	exit(2);
+}
+
+/* ------------------------------------------------------------ run */
+
+static void conf_err(void *ctx, const char *line)
+{
+	(void)ctx;
+	fprintf(stderr, "%s: %s\n", prog, line);
+}
+
+static int cmd_run(int argc, char **argv)
+{
+	const char *conf = getenv("TIERMALLOC_CONF");
+	char extra[512] = "";
+	int i = 0;
+	for (; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "-c")) {
+			if (i + 1 >= argc)
+				bad_usage("-c needs CONF", NULL);
+			conf = argv[++i];
+		} else if (!strcmp(a, "--fast-limit") || !strncmp(a, "--fast-limit=", 13)) {
+			const char *v = a[12] == '=' ? a + 13 : (i + 1 < argc ? argv[++i] : NULL);
+			size_t z;
+			if (!v || tier_size_parse(v, strlen(v), &z))
+				bad_usage("--fast-limit needs a size such as 512M or 4G, not \"%s\"", v ? v : "");
+			size_t n = strlen(extra);
+			snprintf(extra + n, sizeof(extra) - n, "%sfast_limit:%s", n ? "," : "", v);
+		} else if (!strcmp(a, "-s") || !strcmp(a, "--stats") || !strcmp(a, "-j") ||
+			   !strcmp(a, "--stats=json") || !strcmp(a, "--stats=text")) {
+			size_t n = strlen(extra);
+			bool json = !strcmp(a, "-j") || !strcmp(a, "--stats=json");
+			snprintf(extra + n, sizeof(extra) - n, "%sstats_print:%s", n ? "," : "", json ? "json" : "true");
+		} else if (!strcmp(a, "--")) {
+			i++;
+			break;
+		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			usage(stdout);
+			return 0;
+		} else if (a[0] == '-') {
+			bad_usage("unknown option %s", a);
+		} else {
+			break;
+		}
+	}
+	if (i >= argc)
+		bad_usage("no PROGRAM to run%s", "");
+	char full[4096];
+	snprintf(full, sizeof(full), "%s%s%s", conf ? conf : "", conf && *conf && *extra ? "," : "", extra);
+	if (conf || *extra) {
+		/* the library would ignore a bad string as a whole: say so now */
+		struct tier_settings s;
+		tier_settings_default(&s);
+		if (tier_conf_parse(full, &s, conf_err, NULL))
+			die(2, "not running %s with a configuration that would be ignored", argv[i]);
+		setenv("TIERMALLOC_CONF", full, 1);
+	}
+	const char *lib = getenv("TIERMALLOC_LIB");
+	char def[PATH_MAX];
+	if (!lib || !*lib) {
+		snprintf(def, sizeof(def), "%s/libtiermalloc.so", TIERMALLOC_LIBDIR);
+		lib = def;
+	}
+	if (access(lib, R_OK))
+		die(127, "%s not found (set TIERMALLOC_LIB)", lib);
+	const char *old = getenv("LD_PRELOAD");
+	char pre[8192];
+	snprintf(pre, sizeof(pre), "%s%s%s", lib, old && *old ? ":" : "", old && *old ? old : "");
+	setenv("LD_PRELOAD", pre, 1);
+	execvp(argv[i], argv + i);
+	die(errno == ENOENT ? 127 : 126, "%s: %s", argv[i], strerror(errno));
+}
+
+/* ------------------------------------------------------------ processes */
+
+static unsigned long long start_time(long pid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	if (tier_read_file(path, buf, sizeof(buf)) <= 0)
+		return 0;
+	char *p = strrchr(buf, ')');
+	if (!p)
+		return 0;
+	int field = 2;
+	for (; *p && field < 22; p++)
+		if (*p == ' ')
+			field++;
+	return strtoull(p, NULL, 10);
+}
+
+static void comm_of(long pid, char *buf, size_t len)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
+	if (tier_read_file(path, buf, len) <= 0)
+		snprintf(buf, len, "?");
+	buf[strcspn(buf, "\n")] = '\0';
+}
+
+/* Whether /proc/PID/maps mentions `needle`; -1 when unreadable. */
+static int maps_has(long pid, const char *needle, char *line_out, size_t len)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%ld/maps", pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	char line[4096];
+	int found = 0;
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, needle)) {
+			found = 1;
+			if (line_out) {
+				line[strcspn(line, "\n")] = '\0';
+				char *p = strchr(line, '/');
+				snprintf(line_out, len, "%s", p ? p : "");
+			}
+			break;
+		}
+	fclose(f);
+	return found;
+}
+
+struct chan_ref {
+	struct tier_chan *c;
+	long pid;
+	char path[PATH_MAX];
+};
+
+/* Map a channel file, checked: a regular file of ours, mode 0600-ish, of
+ * the right size and magic, naming the process it claims. */
+static const char *chan_map(const char *path, long pid, unsigned long long start, bool rw, struct tier_chan **out)
+{
+	int fd = open(path, (rw ? O_RDWR : O_RDONLY) | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return strerror(errno);
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return "not a regular file";
+	}
+	if (st.st_uid != geteuid() && geteuid() != 0) {
+		close(fd);
+		return "owned by another user";
+	}
+	if (st.st_mode & 077) {
+		close(fd);
+		return "readable by others: not a channel tiermalloc made";
+	}
+	if ((size_t)st.st_size < TIER_CHAN_FILE_SIZE) {
+		close(fd);
+		return "too small";
+	}
+	void *p = mmap(NULL, TIER_CHAN_FILE_SIZE, PROT_READ | (rw ? PROT_WRITE : 0), MAP_SHARED, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		return strerror(errno);
+	struct tier_chan *c = p;
+	atomic_thread_fence(memory_order_acquire);
+	if (c->magic != TIER_CHAN_MAGIC || c->version != TIER_CHAN_VERSION || c->pid != pid || c->start != start) {
+		munmap(p, TIER_CHAN_FILE_SIZE);
+		return "not a channel of this version or of this process";
+	}
+	*out = c;
+	return NULL;
+}
+
+static int own_rundir(char *path, size_t len)
+{
+	return tier_rundir(path, len);
+}
+
+/* The channel of PID: found through the process's own mappings (whatever
+ * its run_dir), else in our runtime directory.  Waits up to 3 s for a
+ * process that has tiermalloc loaded but no channel yet. */
+static void chan_open(long pid, struct chan_ref *r)
+{
+	char proc[64];
+	struct stat st;
+	snprintf(proc, sizeof(proc), "/proc/%ld", pid);
+	if (pid <= 0 || stat(proc, &st) < 0)
+		die(1, "%ld: no such process", pid);
+	if (st.st_uid != geteuid() && geteuid() != 0)
+		die(1, "%ld: belongs to another user (uid %u): refused", pid, (unsigned)st.st_uid);
+	unsigned long long start = start_time(pid);
+	char suffix[64];
+	snprintf(suffix, sizeof(suffix), "/%ld-%llu" TIER_CHAN_SUFFIX, pid, start);
+	r->pid = pid;
+	for (int tries = 0;; tries++) {
+		int m = maps_has(pid, suffix, r->path, sizeof(r->path));
+		if (m < 0)
+			die(1, "%ld: cannot read its maps (%s): refused", pid, strerror(errno));
+		if (m == 0) {
+			char dir[TIER_RUNDIR_PATH];
+			if (own_rundir(dir, sizeof(dir)) >= 0)
+				snprintf(r->path, sizeof(r->path), "%s%s", dir, suffix);
+		}
+		const char *why = m == 0 && access(r->path, F_OK) ? "none" : chan_map(r->path, pid, start, true, &r->c);
+		if (!why)
+			return;
+		int lib = maps_has(pid, "libtiermalloc", NULL, 0);
+		if (strcmp(why, "none"))
+			die(1, "%ld: %s: %s", pid, r->path, why);
+		if (lib != 1)
+			die(1, "%ld: not a tiermalloc process (libtiermalloc is not loaded)", pid);
+		if (tries >= 30)
+			die(1, "%ld: no control channel: tiering is off there (TIERMALLOC_CONF=ctl:true "
+			       "publishes it anyway), or its runtime directory is not usable",
+			    pid);
+		struct timespec ts = {0, 100000000};
+		nanosleep(&ts, NULL);
+	}
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+static bool snap_read(const struct tier_chan *c, struct tier_chan_snap *s)
+{
+	for (int i = 0; i < 1000; i++) {
+		uint32_t a = atomic_load_explicit(&c->seq, memory_order_acquire);
+		if (a & 1)
+			continue;
+		memcpy(s, (const void *)&c->snap, sizeof(*s));
+		atomic_thread_fence(memory_order_acquire);
+		if (atomic_load_explicit(&c->seq, memory_order_relaxed) == a)
+			return a != 0;
+	}
+	return false;
+}
+
+static void pause_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
+	nanosleep(&ts, NULL);
+}
+
+/* One request; the reply goes into a buffer of TIER_CHAN_REPLY_MAX + 1.
+ * Returns the status (0 or an errno value); ETIMEDOUT when not answered. */
+static int request(struct chan_ref *r, uint32_t kind, uint32_t arg, const char *text, char *reply, uint32_t *next)
+{
+	struct tier_chan *c = r->c;
+	struct tier_chan_snap s;
+	uint64_t period = snap_read(c, &s) ? s.period_ms : 100;
+	uint64_t deadline = now_ns() + 3 * period * 1000000ull + 5000000000ull;
+	/* a slot held longer than this was left by a client that died (a
+	 * request waits up to a period or so for its answer) */
+	uint64_t stale = 3 * period * 1000000ull > TIER_CHAN_STALE_NS ? 3 * period * 1000000ull : TIER_CHAN_STALE_NS;
+	/* claim the slot */
+	for (;;) {
+		uint32_t st = atomic_load(&c->state);
+		/* never a SUBMITTED one: the process may be serving it right now */
+		if (st == TIER_CHAN_FREE ||
+		    (st != TIER_CHAN_SUBMITTED && now_ns() > atomic_load(&c->state_ns) + stale)) {
+			if (atomic_compare_exchange_strong(&c->state, &st, TIER_CHAN_CLAIMED))
+				break;
+			continue;
+		}
+		if (now_ns() > deadline)
+			die(1, "%ld: the channel is busy (another tiermalloc command?)", r->pid);
+		pause_ms(5);
+	}
+	atomic_store(&c->state_ns, now_ns());
+	size_t len = strlen(text);
+	static uint32_t serial;
+	uint32_t id = (uint32_t)getpid() * 2654435761u + (uint32_t)now_ns() + ++serial;
+	c->kind = kind;
+	c->arg = arg;
+	c->req_id = id;
+	/* an oversized request goes as it is, truncated, with its real length:
+	 * the process refuses it and says why */
+	c->req_len = (uint32_t)(len > UINT32_MAX ? UINT32_MAX : len);
+	memcpy(c->req, text, len < TIER_CHAN_REQ_MAX ? len + 1 : TIER_CHAN_REQ_MAX);
+	atomic_store(&c->state_ns, now_ns());
+	atomic_store_explicit(&c->state, TIER_CHAN_SUBMITTED, memory_order_release);
+	for (;;) {
+		if (atomic_load_explicit(&c->state, memory_order_acquire) == TIER_CHAN_ANSWERED && c->ans_id == id)
+			break;
+		if (now_ns() > deadline || start_time(r->pid) != c->start) {
+			/* the slot stays as it is: the process may still answer, and
+			 * the answer is taken over as stale later */
+			snprintf(reply, 64, "no answer");
+			return ETIMEDOUT;
+		}
+		pause_ms(2);
+	}
+	int status = c->status;
+	uint32_t n = c->reply_len < TIER_CHAN_REPLY_MAX ? c->reply_len : TIER_CHAN_REPLY_MAX;
+	memcpy(reply, c->reply, n);
+	reply[n] = '\0';
+	if (next)
+		*next = c->next;
+	atomic_store(&c->state_ns, now_ns());
+	atomic_store_explicit(&c->state, TIER_CHAN_FREE, memory_order_release);
+	return status;
+}
+
+static long parse_pid(const char *s)
+{
+	char *end;
+	long pid = s ? strtol(s, &end, 10) : 0;
+	if (!s || !*s || *end || pid <= 0)
+		bad_usage("PID expected, not \"%s\"", s ? s : "");
+	return pid;
+}
+
+static char reply[TIER_CHAN_REPLY_MAX + 1];
+
+/* ------------------------------------------------------------ ctl */
+
+static int cmd_ctl(int argc, char **argv)
+{
+	if (argc < 2)
+		bad_usage("ctl PID NAME[=VALUE]... expected%s", "");
+	long pid = parse_pid(argv[0]);
+	struct chan_ref r;
+	chan_open(pid, &r);
+	int rc = 0;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--list") || !strcmp(argv[i], "-l")) {
+			int e = request(&r, TIER_REQ_LIST, 0, "", reply, NULL);
+			fputs(reply, stdout);
+			if (e)
+				rc = 1;
+			continue;
+		}
+		int e = request(&r, TIER_REQ_CTL, 0, argv[i], reply, NULL);
+		if (e) {
+			fprintf(stderr, "%s: %ld: %s\n", prog, pid, reply);
+			rc = 1;
+		} else {
+			printf("%s\n", reply);
+		}
+	}
+	return rc;
+}
+
+/* ------------------------------------------------------------ stat */
+
+static void print_summary(long pid, const struct tier_chan_snap *s)
+{
+	char comm[64];
+	comm_of(pid, comm, sizeof(comm));
+	double up = s->started_ns && s->time_ns > s->started_ns ? (double)(s->time_ns - s->started_ns) / 1e9 : 0;
+	printf("pid %ld (%s): tiering %s, %u tiers, fast_limit %.1f MiB, background %.2f%% of a core "
+	       "(cpu %.1f ms, kdamond %.1f ms, faults %.1f ms in %.0f s)\n",
+	       pid, comm, s->active ? "on" : "off", s->ntiers, (double)s->fast_limit / 1048576.0,
+	       s->bg_share * 100.0, (double)s->bg_cpu_ns / 1e6, (double)s->bg_kernel_ns / 1e6,
+	       (double)s->bg_fault_ns / 1e6, up);
+	for (uint32_t t = 0; t < s->ntiers && t < TIER_CHAN_TIERS; t++)
+		printf("  tier %u (nodes %s): placed %.1f MiB, committed %.1f MiB\n", t, s->nodes[t],
+		       (double)s->placed[t] / 1048576.0, (double)s->committed[t] / 1048576.0);
+	printf("  promoted %.1f MiB (%.2f MiB/s), demoted %.1f MiB (%.2f MiB/s); fast-tier hit estimate %s",
+	       (double)s->promoted_bytes / 1048576.0, s->promote_bps / 1048576.0,
+	       (double)s->demoted_bytes / 1048576.0, s->demote_bps / 1048576.0, s->hit < 0 ? "-" : "");
+	if (s->hit >= 0)
+		printf("%.1f%%", s->hit * 100.0);
+	printf("\n");
+	printf("  heat histogram (MiB by accesses per page per period):\n");
+	for (uint32_t t = 0; t < s->ntiers && t < TIER_CHAN_TIERS; t++) {
+		printf("    tier %u:", t);
+		for (int g = 0; g < TIER_CHAN_HEAT_GROUPS; g++) {
+			if (!s->heat_pages[t][g])
+				continue;
+			if (g == 0)
+				printf(" cold %.1f", (double)s->heat_pages[t][g] / 256.0);
+			else
+				printf(" >=2^%d %.1f", g - 13, (double)s->heat_pages[t][g] / 256.0);
+		}
+		printf("\n");
+	}
+}
+
+static int cmd_stat(int argc, char **argv)
+{
+	long pid = 0;
+	bool json = false;
+	double watch = 0;
+	long count = -1;
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--json") || !strcmp(argv[i], "-j"))
+			json = true;
+		else if (!strcmp(argv[i], "--watch") || !strcmp(argv[i], "-w")) {
+			char *end;
+			watch = i + 1 < argc ? strtod(argv[++i], &end) : 0;
+			if (!(watch > 0))
+				bad_usage("--watch needs SECONDS%s", "");
+		} else if (!strcmp(argv[i], "--count") || !strcmp(argv[i], "-n"))
+			count = i + 1 < argc ? atol(argv[++i]) : 0;
+		else if (!pid)
+			pid = parse_pid(argv[i]);
+		else
+			bad_usage("unexpected argument %s", argv[i]);
+	}
+	if (!pid)
+		bad_usage("stat PID expected%s", "");
+	struct chan_ref r;
+	chan_open(pid, &r);
+	for (long n = 0;; n++) {
+		struct tier_chan_snap s;
+		int e = request(&r, TIER_REQ_STATS, json, "", reply, NULL);
+		if (e && e != E2BIG) {
+			if (start_time(pid) != r.c->start)
+				die(1, "%ld: exited", pid);
+			die(1, "%ld: %s", pid, reply);
+		}
+		bool have = snap_read(r.c, &s);
+		if (!json && have)
+			print_summary(pid, &s);
+		if (json && have && reply[0] == '{') {
+			/* the library's object, with what only the channel knows
+			 * (rates over the last second, the hit estimate) beside it */
+			printf("{\"pid\":%ld,\"live\":{\"periods\":%llu,\"promote_bytes_per_s\":%.0f,"
+			       "\"demote_bytes_per_s\":%.0f,\"hit_estimate\":%.4f,\"bg_share\":%.5f},",
+			       pid, (unsigned long long)s.periods, s.promote_bps, s.demote_bps, s.hit, s.bg_share);
+			fputs(reply + 1, stdout);
+		} else {
+			fputs(reply, stdout);
+		}
+		fflush(stdout);
+		if (!watch || (count > 0 && n + 1 >= count))
+			break;
+		pause_ms((long)(watch * 1000));
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ top */
+
+struct top_line {
+	long pid;
+	struct tier_chan_snap s;
+};
+
+/* Every live channel of our runtime directory; stale ones removed. */
+static int scan(struct top_line *out, int max, int *cleaned)
+{
+	char dir[TIER_RUNDIR_PATH];
+	if (own_rundir(dir, sizeof(dir)) < 0)
+		return 0;
+	DIR *d = opendir(dir);
+	if (!d)
+		return 0;
+	int n = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		long pid;
+		unsigned long long st;
+		char tail[8];
+		if (sscanf(e->d_name, "%ld-%llu%7s", &pid, &st, tail) != 3 || strcmp(tail, TIER_CHAN_SUFFIX))
+			continue;
+		char path[PATH_MAX], needle[300];
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		snprintf(needle, sizeof(needle), "/%s", e->d_name);
+		/* gone: dead, the pid reused (another start time), or no longer
+		 * mapped (the process exec'd a program without tiermalloc); a
+		 * file made in the last seconds may not be mapped yet */
+		struct stat sb;
+		bool dead = start_time(pid) != st;
+		bool unmapped = !dead && maps_has(pid, needle, NULL, 0) == 0 && lstat(path, &sb) == 0 &&
+				sb.st_ctime + 5 < time(NULL);
+		if (dead || unmapped) {
+			if (lstat(path, &sb) == 0 && sb.st_uid == geteuid() && unlink(path) == 0 && cleaned)
+				(*cleaned)++;
+			continue;
+		}
+		struct tier_chan *c;
+		if (n >= max || chan_map(path, pid, st, false, &c))
+			continue;
+		out[n].pid = pid;
+		if (snap_read(c, &out[n].s))
+			n++;
+		munmap(c, TIER_CHAN_FILE_SIZE);
+	}
+	closedir(d);
+	return n;
+}
+
+static int cmd_top(int argc, char **argv)
+{
+	bool once = false;
+	double interval = 1.0;
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--once") || !strcmp(argv[i], "-1"))
+			once = true;
+		else if ((!strcmp(argv[i], "--interval") || !strcmp(argv[i], "-d")) && i + 1 < argc)
+			interval = atof(argv[++i]);
+		else
+			bad_usage("top: unexpected argument %s", argv[i]);
+	}
+	if (!(interval > 0))
+		interval = 1.0;
+	static struct top_line lines[1024];
+	for (;;) {
+		int cleaned = 0;
+		int n = scan(lines, 1024, &cleaned);
+		if (!once)
+			printf("\033[H\033[J");
+		printf("%8s %-16s %10s %10s %10s %6s %9s %9s %6s\n", "PID", "COMMAND", "FAST_MiB", "SLOW_MiB",
+		       "LIMIT_MiB", "HIT%", "PROM_MB/s", "DEM_MB/s", "BG%");
+		for (int i = 0; i < n; i++) {
+			const struct tier_chan_snap *s = &lines[i].s;
+			char comm[64], hit[16];
+			comm_of(lines[i].pid, comm, sizeof(comm));
+			uint64_t slow = 0;
+			for (uint32_t t = 1; t < s->ntiers && t < TIER_CHAN_TIERS; t++)
+				slow += s->committed[t];
+			if (s->hit < 0)
+				snprintf(hit, sizeof(hit), "-");
+			else
+				snprintf(hit, sizeof(hit), "%.1f", s->hit * 100.0);
+			printf("%8ld %-16.16s %10.1f %10.1f %10.1f %6s %9.2f %9.2f %6.2f\n", lines[i].pid, comm,
+			       (double)s->committed[0] / 1048576.0, (double)slow / 1048576.0,
+			       (double)s->fast_limit / 1048576.0, hit, s->promote_bps / 1048576.0,
+			       s->demote_bps / 1048576.0, s->bg_share * 100.0);
+		}
+		if (cleaned)
+			printf("(%d stale channel%s removed)\n", cleaned, cleaned > 1 ? "s" : "");
+		fflush(stdout);
+		if (once)
+			return 0;
+		pause_ms((long)(interval * 1000));
+	}
+}
+
+/* ------------------------------------------------------------ heat */
+
+static int cmd_heat(int argc, char **argv)
+{
+	if (argc != 1)
+		bad_usage("heat PID expected%s", "");
+	long pid = parse_pid(argv[0]);
+	struct chan_ref r;
+	chan_open(pid, &r);
+	printf("# start end tier heat moved_s_ago\n");
+	uint32_t from = 0;
+	for (int pages = 0; pages < 100000; pages++) {
+		uint32_t next = 0;
+		if (request(&r, TIER_REQ_HEAT, from, "", reply, &next))
+			die(1, "%ld: %s", pid, reply);
+		fputs(reply, stdout);
+		if (!next)
+			break;
+		from = next;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ topology */
+
+static int cmd_topology(void)
+{
+	tier_topology_read(&tier_topo);
+	tier_topology_read_cxl(&tier_topo);
+	tier_topology_classify(&tier_topo, tier_settings.fast_nodes, tier_settings.slow_nodes);
+	if (tier_topo.warning[0])
+		printf("warning: %s\n", tier_topo.warning);
+	if (tier_topo.ntiers < 2)
+		printf("tiering: off: %s\n", tier_topo.why_single);
+	else
+		printf("tiering: %d tiers, from %s\n", tier_topo.ntiers, tier_topo.method);
+	for (int i = 0; i < tier_topo.ntiers; i++) {
+		uint64_t total = 0, free_b = 0;
+		for (int n = 0; n < TIER_MAX_NODES; n++)
+			if (tier_topo.tier[i].nodes >> n & 1) {
+				total += tier_topo.node[n].mem_total;
+				free_b += tier_topo.node[n].mem_free;
+			}
+		printf("tier %d: nodes %s, %.0f MiB, %.0f MiB free\n  why: %s\n", i, tier_topo.tier[i].nodes_str,
+		       (double)total / 1048576.0, (double)free_b / 1048576.0, tier_topo.tier[i].reason);
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ knobs */
+
+static void man_escape(const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\\')
+			fputs("\\e", stdout);
+		else if (*s == '-')
+			fputs("\\-", stdout);
+		else
+			putchar(*s);
+	}
+}
+
+static int cmd_knobs(int argc, char **argv)
+{
+	const char *mode = argc > 0 ? argv[0] : "";
+	if (!strcmp(mode, "--markdown"))
+		printf("| key | default | values | meaning |\n|---|---|---|---|\n");
+	for (size_t i = 0; i < tier_nknobs; i++) {
+		const struct tier_knob *k = &tier_knobs[i];
+		if (!strcmp(mode, "--markdown")) {
+			printf("| `%s` | %s | %s | %s", k->name, k->def, k->expect, k->doc);
+			if (k->runtime)
+				printf("; at run time `tier.%s`", k->name);
+			printf(" |\n");
+		} else if (!strcmp(mode, "--man")) {
+			printf(".TP\n.BI %s: value\n", k->name);
+			man_escape(k->doc);
+			printf(".\nValue: ");
+			man_escape(k->expect);
+			printf(".\nDefault: ");
+			man_escape(k->def);
+			printf(".\n");
+			if (k->runtime)
+				printf("Writable at run time as\n.BR tier.%s .\n", k->name);
+		} else {
+			printf("%s\t%s\t%s\t%s\n", k->name, k->runtime ? "rw" : "r", k->def, k->doc);
+		}
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	tier_settings_default(&tier_settings);
+	tier_conf_load(&tier_settings);
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	const char *c = argv[1];
+	if (!strcmp(c, "-h") || !strcmp(c, "--help") || !strcmp(c, "help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(c, "--version") || !strcmp(c, "-V")) {
+		printf("tiermalloc %s\n", TIERMALLOC_VERSION_STR);
+		return 0;
+	}
+	if (!strcmp(c, "run"))
+		return cmd_run(argc - 2, argv + 2);
+	if (!strcmp(c, "stat"))
+		return cmd_stat(argc - 2, argv + 2);
+	if (!strcmp(c, "top"))
+		return cmd_top(argc - 2, argv + 2);
+	if (!strcmp(c, "ctl"))
+		return cmd_ctl(argc - 2, argv + 2);
+	if (!strcmp(c, "topology"))
+		return cmd_topology();
+	if (!strcmp(c, "heat"))
+		return cmd_heat(argc - 2, argv + 2);
+	if (!strcmp(c, "knobs"))
+		return cmd_knobs(argc - 2, argv + 2);
+	/* the wrapper stays the default: tiermalloc [-c CONF] [-s] PROGRAM */
+	return cmd_run(argc - 1, argv + 1);
+}
