@@ -1,0 +1,25 @@
+#!/bin/sh
+# Stress on the host under LD_PRELOAD (tests/rel/stress.c says what each
+# mode does).  always_hook:true: the host has one tier, and these checks are
+# about our hooks and arenas as much as jemalloc.
+. "${top_srcdir:-.}/tests/lib.sh"
+S=$top_builddir/tests/rel/stress
+N=${STRESS_THREADS:-100000}
+run() { # run CONF ARGS...: one TAP line from the program's result line
+	conf=$1
+	shift
+	out=$(TIERMALLOC_CONF=$conf LD_PRELOAD=$TIERMALLOC_LIB timeout 300 "$S" "$@" 2>&1)
+	rc=$?
+	line=$(printf '%s\n' "$out" | grep -E '^(ok|FAIL) ' | tail -n 1)
+	[ $rc -eq 0 ] && [ "${line%% *}" = ok ]
+	ok $? "${line#* } [$conf, exit $rc]"
+	[ $rc -eq 0 ] || printf '%s\n' "$out" | tail -n 5 | sed 's/^/# /'
+}
+run always_hook:true threads "$N"
+run always_hook:true realloc 5
+run always_hook:true forkexec 8 4 32
+for lim in as data; do
+	run always_hook:true limit $lim
+	run enabled:true limit $lim
+done
+done_testing
