@@ -244,7 +244,7 @@ static int mode_signal(double secs)
 		_exit(handled > 100 ? 0 : 3);
 	}
 	/* a deadlock shows as a child that outlives its time by far */
-	double limit = now() + secs + 20;
+	double limit = now() + secs + 8;
 	int st = 0;
 	pid_t w;
 	while ((w = waitpid(pid, &st, WNOHANG)) == 0 && now() < limit)
@@ -253,7 +253,7 @@ static int mode_signal(double secs)
 		kill(pid, SIGKILL);
 		waitpid(pid, &st, 0);
 		printf("FAIL signal: the program was still running %.0f s after its end (deadlock)\n",
-		       secs + 20);
+		       secs + 8);
 		return 1;
 	}
 	if (!WIFEXITED(st) || WEXITSTATUS(st)) {
