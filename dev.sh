@@ -10,7 +10,7 @@ cd "$(dirname "$0")"
 
 PKGS="build-essential autoconf automake libtool pkg-config
 libjemalloc-dev libjemalloc2 libnuma-dev liburcu-dev libcxl-dev
-python3 numactl util-linux
+python3 numactl util-linux clang
 qemu-system-x86 busybox-static cpio xz-utils kmod ndctl daxctl
 gnuplot-nox"
 
