@@ -28,10 +28,10 @@
 
 #include "bg.h"
 #include "heat.h"
+#include "rundir.h"
 #include "sysfs.h"
 
 #define ADMIN "/sys/kernel/mm/damon/admin/kdamonds"
-#define RUNDIR "/run/tiermalloc"
 #define MAX_MEMBERS 64
 #define EMPTY_RESTART 8
 /* Sampling levels for the CPU budget: level L samples every 5 ms << L
@@ -89,11 +89,18 @@ static unsigned long long start_time(long pid)
 	return strtoull(p, NULL, 10);
 }
 
+/* The lock and the member list live in root's machine-wide runtime
+ * directory (/run/tiermalloc, else /dev/shm/tiermalloc-0: every root
+ * process resolves the same one), since the kdamond is one per machine. */
 static int lock(int how)
 {
 	if (dm.lockfd < 0) {
-		mkdir(RUNDIR, 0755);
-		dm.lockfd = open(RUNDIR "/damon.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+		int dir = tier_rundir_shared(NULL, 0);
+		if (dir < 0) {
+			errno = ENOENT;
+			return -1;
+		}
+		dm.lockfd = openat(dir, "damon.lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (dm.lockfd < 0)
 			return -1;
 	}
@@ -113,8 +120,15 @@ static void load(struct state *s)
 	char buf[4096];
 	s->kd = -1;
 	s->n = 0;
-	if (tier_read_file(RUNDIR "/damon.state", buf, sizeof(buf)) <= 0)
+	int dir = tier_rundir_shared(NULL, 0), fd;
+	ssize_t got = -1;
+	if (dir >= 0 && (fd = openat(dir, "damon.state", O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
+		got = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+	}
+	if (got <= 0)
 		return;
+	buf[got] = '\0';
 	char *save = NULL;
 	for (char *l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
 		long pid;
@@ -134,12 +148,15 @@ static int save(const struct state *s)
 	for (int i = 0; i < s->n && n < sizeof(buf); i++)
 		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%ld %llu %d\n", s->m[i].pid, s->m[i].start,
 				      s->m[i].level);
-	int fd = open(RUNDIR "/damon.state.tmp", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int dir = tier_rundir_shared(NULL, 0);
+	if (dir < 0)
+		return -1;
+	int fd = openat(dir, "damon.state.tmp", O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -1;
 	bool ok = write(fd, buf, n) == (ssize_t)n;
 	close(fd);
-	return ok ? rename(RUNDIR "/damon.state.tmp", RUNDIR "/damon.state") : -1;
+	return ok ? renameat(dir, "damon.state.tmp", dir, "damon.state") : -1;
 }
 
 static void prune(struct state *s)
@@ -306,7 +323,12 @@ static int damon_start(char *why, size_t len)
 	struct state s;
 	long self = getpid();
 	if (lock(LOCK_EX)) {
-		snprintf(why, len, "cannot lock " RUNDIR "/damon.lock: %s", strerror(errno));
+		char dir[TIER_RUNDIR_PATH];
+		if (tier_rundir_shared(dir, sizeof(dir)) < 0)
+			snprintf(why, len, "no runtime directory for its lock (/run/tiermalloc, "
+					   "/dev/shm/tiermalloc-0 both unusable; verbose:true says why)");
+		else
+			snprintf(why, len, "cannot lock %s/damon.lock: %s", dir, strerror(errno));
 		return -1;
 	}
 	load(&s);

@@ -37,6 +37,8 @@ const struct tier_knob tier_knobs[] = {
 	{"advise_csv", TK_PATH, OFF(advise_csv), 0, 0, false,
 	 "an absolute file path, at most 255 bytes, without ','"},
 	{"always_hook", TK_BOOL, OFF(always_hook), 0, 1, false, "true or false"},
+	{"run_dir", TK_PATH, OFF(run_dir), 0, 0, false,
+	 "an absolute directory path, at most 255 bytes, without ','"},
 };
 _Static_assert(sizeof(tier_knobs) / sizeof(tier_knobs[0]) <= 32, "struct tier_settings.set has 32 bits");
 const size_t tier_nknobs = sizeof(tier_knobs) / sizeof(tier_knobs[0]);

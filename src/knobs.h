@@ -35,6 +35,7 @@ struct tier_settings {
 	bool advise;                    /* track heat and report the hot set, even untiered */
 	char advise_csv[TIER_PATH_MAX]; /* append the hot-set curve here once a second */
 	bool always_hook;               /* extent hooks even where nothing is ever tiered */
+	char run_dir[TIER_PATH_MAX];    /* runtime directory (rundir.c); "": the default places */
 	uint32_t set;                   /* bit k: knob k given explicitly */
 };
 
