@@ -408,6 +408,14 @@ static int mode_limit(const char *which)
 	for (int i = 0; i < 8; i++)
 		free(again[i]);
 	char *s = strdup("still alive");
+	if (!s) { /* say what still works, for the report */
+		void *a = malloc(16), *b = malloc(4096), *c = malloc(1 << 20), *d = malloc(16 << 20);
+		fprintf(stderr, "strdup after freeing failed: errno %d, VmData %ld KiB, VmSize %ld KiB; "
+			"malloc 16 B %s, 4 KiB %s, 1 MiB %s, 16 MiB %s\n", errno, vm_kib("VmData"),
+			vm_kib("VmSize"), a ? "ok" : "NULL", b ? "ok" : "NULL", c ? "ok" : "NULL",
+			d ? "ok" : "NULL");
+		free(a), free(b), free(c), free(d);
+	}
 	int pass = fails >= 6 && !wrong_errno && c_ok && pm_ok && re_ok && h_ok && again_ok && s;
 	printf("%s RLIMIT_%s %ld MiB: %zu MiB allocated before refusal, %d refusals (%d without "
 	       "ENOMEM); calloc %s, posix_memalign %s, realloc %s, malloc(SIZE_MAX/4) %s; after free, "
@@ -416,6 +424,8 @@ static int mode_limit(const char *which)
 	       fails, wrong_errno, c_ok ? "ENOMEM" : "wrong", pm_ok ? "ENOMEM" : "wrong",
 	       re_ok ? "ENOMEM" : "wrong", h_ok ? "ENOMEM" : "wrong",
 	       again_ok ? "allocated again" : "refused");
+	if (!s)
+		printf("  but strdup after freeing: NULL\n");
 	free(s);
 	return !pass;
 }
