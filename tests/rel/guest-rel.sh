@@ -143,10 +143,17 @@ for args in "forkexec 4 6 48" "realloc 4"; do
 	moved_total=$((moved_total + ${m:-0}))
 	ok $r "migrating (${m:-0} pages moved): $(cat "$tmp/st.out")"
 done
-TIERMALLOC_CONF=$AGG pre "$B/rel/stress" limit as >"$tmp/st.out" 2>&1
-ok $? "tiered, migrating: $(head -n 1 "$tmp/st.out")"
-TIERMALLOC_CONF=$AGG pre "$B/rel/stress" limit data >"$tmp/st.out" 2>&1
-ok $? "tiered, migrating: $(head -n 1 "$tmp/st.out")"
+# Memory limits.  Regression: the background thread used to make its first
+# allocation only after the DAMON source's setup (seconds under TCG); a
+# program that reached its limit meanwhile left jemalloc no room for the
+# thread's new arena, and jemalloc 5.3 dereferences NULL then (SIGSEGV in
+# 1 of 2 runs with migrate:false; a later strdup failed in 3 of 3).
+for conf in $AGG migrate:false; do
+	for lim in as data; do
+		TIERMALLOC_CONF=$conf pre "$B/rel/stress" limit $lim >"$tmp/st.out" 2>&1
+		ok $? "tiered, $conf: $(head -n 1 "$tmp/st.out")"
+	done
+done
 
 # slow tier exhausted: everything asked of the slow tier (fast_limit 0),
 # more than it has free: the rest falls back to the fast node
