@@ -11,6 +11,7 @@ cd "$(dirname "$0")"
 PKGS="build-essential autoconf automake libtool pkg-config
 libjemalloc-dev libjemalloc2 libnuma-dev liburcu-dev libcxl-dev
 python3 numactl util-linux clang
+sqlite3 redis-server redis-tools libpython3.11-testsuite git perl
 qemu-system-x86 busybox-static cpio xz-utils kmod ndctl daxctl
 gnuplot-nox"
 
