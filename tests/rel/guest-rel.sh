@@ -201,8 +201,10 @@ ok $r "/run read-only: the DAMON source runs (lock moved out of /run): $src"
 [ $r -eq 0 ] || sed 's/^/# /' "$tmp/ro.err" | head -n 5
 ls -ld /dev/shm/tiermalloc-0 /run/tiermalloc 2>/dev/null | sed 's/^/# /'
 
-# no /proc, no /sys: tiering off with a reason, the program unharmed
-unshare -m --propagation private sh -c 'umount -l /sys && umount -l /proc &&
+# no /proc, no /sys: tiering off with a reason, the program unharmed.
+# Empty tmpfs over both: unmounted, they would show the host's through the
+# 9p root
+unshare -m --propagation private sh -c 'mount -t tmpfs none /sys && mount -t tmpfs none /proc &&
 	TIERMALLOC_CONF=verbose:true LD_PRELOAD='"$TIERMALLOC_LIB"' sort -S 32M '"$SORT_IN"' >'"$tmp"'/np.sorted &&
 	exec '"$B"'/tiered/tierctl tier.active tier.off_reason' >"$tmp/np" 2>"$tmp/np.err"
 r=$?
