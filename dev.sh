@@ -10,7 +10,8 @@ cd "$(dirname "$0")"
 
 PKGS="build-essential autoconf automake libtool pkg-config
 libjemalloc-dev libjemalloc2 libnuma-dev liburcu-dev libcxl-dev
-python3 numactl util-linux groff-base man-db
+python3 numactl util-linux groff-base man-db clang
+sqlite3 redis-server redis-tools libpython3.11-testsuite git perl
 qemu-system-x86 busybox-static cpio xz-utils kmod ndctl daxctl
 gnuplot-nox libmemkind0"
 

@@ -288,6 +288,23 @@ void tier_arena_thread_start(void)
 	pthread_mutex_unlock(&arena_lock);
 }
 
+/* A thread's first call into jemalloc binds it to an arena; when every
+ * initialised one has threads, jemalloc 5.3 makes a new one, and when it
+ * cannot (RLIMIT_AS or RLIMIT_DATA reached: no room for the arena's
+ * metadata) it dereferences NULL.  So our own threads are started only
+ * while a spare is there for them (or every automatic arena exists). */
+bool tier_arena_spare_ready(void)
+{
+	if (!hooks_on || eager)
+		return true;
+	tier_thread_enter(0);
+	pthread_mutex_lock(&arena_lock);
+	ensure_spare_locked();
+	bool ready = spare != NONE || next_auto >= nauto;
+	pthread_mutex_unlock(&arena_lock);
+	return ready;
+}
+
 size_t tier_arena_watch(void)
 {
 	return hooks_on && oversize && !atomic_load(&huge_hooked) ? oversize : SIZE_MAX;

@@ -16,6 +16,9 @@
 int tier_arenas_install(int ntiers, bool hooks);
 /* Per thread, before its first allocation: bind it to a hooked arena. */
 void tier_arena_thread_start(void);
+/* Before starting a thread of ours: is there an arena it can bind to
+ * without jemalloc having to create one (which crashes when it cannot)? */
+bool tier_arena_spare_ready(void);
 /* Before an allocation of at least the oversize threshold: hook the huge
  * arena, creating it if needed. */
 void tier_arena_huge_prepare(void);

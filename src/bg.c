@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "advise.h"
+#include "arena.h"
 #include "bg.h"
 #include "budget.h"
 #define TIER_CHAN_PROCESS
@@ -114,6 +115,10 @@ static void costs_read(struct costs *c)
 static void *bg_main(void *arg)
 {
 	(void)arg;
+	/* bind to the spare arena now, while it is there: the sources'
+	 * start (DAMON's setup) can take seconds, and the program may reach
+	 * a memory limit meanwhile (tier_arena_spare_ready) */
+	tier_thread_enter(0);
 	pthread_setname_np(pthread_self(), "tiermalloc-bg");
 	atomic_store(&tier_bg_stats.tid, (long)syscall(SYS_gettid));
 	/* with only the control channel wanted (ctl:true, nothing to tier),
@@ -250,6 +255,8 @@ void tier_bg_start(void)
 {
 	if (started || (!tiering_wanted() && !tier_settings.ctl))
 		return;
+	if (!tier_arena_spare_ready())
+		return; /* retried at the next start request */
 	evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (evfd < 0)
 		return;

@@ -325,6 +325,10 @@ static int h_knob(const struct req *r, long i, const struct tier_knob *k)
 		return EINVAL;
 	if (r->newp && tier_knob_check(k, r->newp))
 		return EINVAL;
+	/* a bool is one byte holding 0 or 1: any other byte stored would be
+	 * undefined behaviour at every read (found by tests/fuzz, UBSan) */
+	if (r->newp && k->type == TK_BOOL && *(const unsigned char *)r->newp > 1)
+		return EINVAL;
 	tier_ctl_lock();
 	int e = out(r, field, size);
 	if (!e && r->newp) {

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "arena.h"
+
 #include "heat.h"
 #include "init.h"
 
@@ -42,6 +44,13 @@ void tier_heat_start(unsigned mask)
 			tier_heat_stats.state[i] = TIER_SRC_OFF;
 			snprintf(tier_heat_stats.why[i], sizeof(tier_heat_stats.why[i]),
 				 "not needed (a source that sees accesses runs)");
+			continue;
+		}
+		/* a source may start a thread: not without an arena for it */
+		if (!tier_arena_spare_ready()) {
+			tier_heat_stats.state[i] = TIER_SRC_UNAVAILABLE;
+			snprintf(tier_heat_stats.why[i], sizeof(tier_heat_stats.why[i]),
+				 "no arena for its thread (memory limit reached)");
 			continue;
 		}
 		if (sources[i]->probe(why, sizeof(why)) == 0 && sources[i]->start(why, sizeof(why)) == 0) {

@@ -53,7 +53,9 @@ void *tier_pool_alloc(size_t size)
 		free_list[c] = b->next;
 		p = b;
 	} else {
-		if (chunk_cur + csize > chunk_end) {
+		/* no arithmetic on chunk_cur while it is NULL (first call):
+		 * undefined behaviour, found by tests/fuzz (UBSan) */
+		if (!chunk_cur || (size_t)(chunk_end - chunk_cur) < csize) {
 			/* the tail of the old chunk (smaller than csize) is dropped */
 			char *n = map(CHUNK);
 			if (n) {
@@ -61,7 +63,7 @@ void *tier_pool_alloc(size_t size)
 				chunk_end = n + CHUNK;
 			}
 		}
-		if (chunk_cur && chunk_cur + csize <= chunk_end) {
+		if (chunk_cur && (size_t)(chunk_end - chunk_cur) >= csize) {
 			p = chunk_cur;
 			chunk_cur += csize;
 		}

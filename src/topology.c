@@ -70,8 +70,10 @@ void tier_topology_read(struct tier_topology *t)
 	}
 	/* Nodes with memory; older kernels lack has_memory, use online. */
 	if (tier_read_file(NODE_DIR "/has_memory", buf, sizeof(buf)) <= 0 &&
-	    tier_read_file(NODE_DIR "/online", buf, sizeof(buf)) <= 0)
+	    tier_read_file(NODE_DIR "/online", buf, sizeof(buf)) <= 0) {
 		strcpy(buf, "0");
+		t->no_sysfs = true;
+	}
 	if (tier_nodemask_parse(buf, strlen(buf), &t->present))
 		t->present = 1;
 
@@ -253,7 +255,10 @@ done:
 		tier_nodemask_str(t->tier[i].nodes, t->tier[i].nodes_str, sizeof(t->tier[i].nodes_str));
 	if (t->ntiers < 2) {
 		int nc = __builtin_popcountll(cand), np = __builtin_popcountll(t->present);
-		if (np == 1)
+		if (t->no_sysfs)
+			snprintf(t->why_single, sizeof(t->why_single),
+				 "cannot read " NODE_DIR " (sysfs not mounted?): one node assumed");
+		else if (np == 1)
 			snprintf(t->why_single, sizeof(t->why_single),
 				 "single NUMA node (node %s): nothing to tier", t->tier[0].nodes_str);
 		else if (nc == 1)

@@ -25,6 +25,7 @@ struct tier_topology {
 	struct tier_node node[TIER_MAX_NODES];
 	tier_nodemask_t present;     /* nodes with memory */
 	tier_nodemask_t allowed;     /* cpuset mems */
+	bool no_sysfs;               /* the node directory could not be read */
 	int ntiers;
 	struct tier_tier tier[TIER_MAX_TIERS];
 	const char *method;          /* how tiers were decided */

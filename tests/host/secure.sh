@@ -32,4 +32,17 @@ ok $? "setuid program: AT_SECURE set, TIERMALLOC_CONF ignored (fast_limit, AT_SE
 out=$(as_nobody env TIERMALLOC_CONF=bogus "$tmp/suid" 2>&1 >/dev/null)
 [ -z "$out" ]
 ok $? "setuid program: not even a bad TIERMALLOC_CONF is read"
+# paths from the environment: a setuid program must not write where the
+# caller says (advise_csv names a file root would create)
+mkdir -m 777 "$tmp/w"
+as_nobody env TIERMALLOC_CONF=advise:true,advise_csv:"$tmp/w/suid.csv" "$tmp/suid" 1500 >/dev/null 2>&1
+as_nobody env TIERMALLOC_CONF=advise:true,advise_csv:"$tmp/w/plain.csv" "$tmp/plain" 1500 >/dev/null 2>&1
+[ ! -e "$tmp/w/suid.csv" ] && [ -s "$tmp/w/plain.csv" ]
+ok $? "setuid program: advise_csv from the environment not created (the plain program wrote its own)"
+# nothing we create is group- or world-writable, whatever the umask
+(umask 000 && TIERMALLOC_CONF=advise:true,advise_csv:"$tmp/w/u.csv" LD_PRELOAD=$TIERMALLOC_LIB \
+	"$tmp/plain" 1500 >/dev/null 2>&1)
+mode=$(stat -c %a "$tmp/w/u.csv" 2>/dev/null)
+[ -n "$mode" ] && [ -z "$(find "$tmp/w/u.csv" -perm /022)" ]
+ok $? "umask 000: the advise CSV is created mode ${mode:-missing}, not group- or world-writable"
 done_testing
