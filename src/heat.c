@@ -16,6 +16,7 @@ static const struct tier_heat_ops *const sources[TIER_SRC_COUNT] = {
 	[TIER_SRC_DAMON] = &tier_heat_damon,
 	[TIER_SRC_PAGEMAP] = &tier_heat_pagemap,
 	[TIER_SRC_RECENCY] = &tier_heat_recency,
+	[TIER_SRC_CXL] = &tier_heat_cxl,
 };
 
 static bool running(int i) { return tier_heat_stats.state[i] == TIER_SRC_RUNNING; }
@@ -38,7 +39,7 @@ void tier_heat_start(unsigned mask)
 		char why[96] = "";
 		/* recency is the last resort: with a source that sees accesses,
 		 * every fresh block would just look hot for a while */
-		if (i == TIER_SRC_RECENCY && (tier_heat_running() & ~(1u << TIER_SRC_RECENCY))) {
+		if (i == TIER_SRC_RECENCY && (tier_heat_running() & ~(1u << TIER_SRC_RECENCY | 1u << TIER_SRC_CXL))) {
 			tier_heat_stats.state[i] = TIER_SRC_OFF;
 			snprintf(tier_heat_stats.why[i], sizeof(tier_heat_stats.why[i]),
 				 "not needed (a source that sees accesses runs)");
@@ -46,7 +47,9 @@ void tier_heat_start(unsigned mask)
 		}
 		if (sources[i]->probe(why, sizeof(why)) == 0 && sources[i]->start(why, sizeof(why)) == 0) {
 			tier_heat_stats.state[i] = TIER_SRC_RUNNING;
-			tier_heat_stats.why[i][0] = '\0';
+			/* a running source may leave a note (where its reports come from) */
+			snprintf(tier_heat_stats.why[i], sizeof(tier_heat_stats.why[i]), "%s",
+				 i == TIER_SRC_CXL ? why : "");
 		} else {
 			tier_heat_stats.state[i] = TIER_SRC_UNAVAILABLE;
 			snprintf(tier_heat_stats.why[i], sizeof(tier_heat_stats.why[i]), "%s",
@@ -305,6 +308,8 @@ void tier_heat_describe(char *buf, size_t len)
 			n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%s", nrun++ ? ", " : "",
 					      tier_source_name((unsigned)i));
 			int lv = atomic_load(&tier_heat_stats.level[i]);
+			if (tier_heat_stats.why[i][0])
+				n += (size_t)snprintf(buf + n, n < len ? len - n : 0, " (%s)", tier_heat_stats.why[i]);
 			if (lv > 0) /* the budget made it sample less */
 				n += (size_t)snprintf(buf + n, n < len ? len - n : 0, " (sampling level %d)", lv);
 		}
