@@ -1,0 +1,174 @@
+/* cxlhot: replay CXL hot lists naming one buffer, as a device would.
+ *   cxlhot [-t SECONDS]
+ * Fills memory until blocks land on a slow node, picks two of them (A
+ * named, B not), then:
+ *   1. writes bad batches to tier.cxl.report (malformed, other version,
+ *      out of range, foreign, duplicate, dpa) and checks the counters and
+ *      that nothing moved;
+ *   2. writes hpa records for A's pages (frames read from
+ *      /proc/self/pagemap: root) every 100 ms until A is on node 0.
+ * Prints "ok ..." / "fail ..." lines; exit 0 when A was promoted and B
+ * and everything else stayed.  Run with heat_sources:cxl. */
+#include <fcntl.h>
+#include <numaif.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tiermalloc.h"
+
+#define BLOCK (2u << 20)
+#define PG 4096u
+#define NBLK 48
+
+static int node_of(char *p)
+{
+	void *a = p;
+	int st = -1;
+	return move_pages(0, 1, &a, NULL, &st, 0) ? -1 : st;
+}
+
+/* Share of the pages of [p, p+len) on node 0. */
+static double on_fast(char *p, size_t len)
+{
+	int n = 0, k = 0;
+	for (size_t o = 0; o < len; o += PG, k++)
+		n += node_of(p + o) == 0;
+	return k ? (double)n / k : 0;
+}
+
+static uint64_t stat_of(const char *name)
+{
+	uint64_t v = 0;
+	size_t len = sizeof(v);
+	return tier_mallctl(name, &v, &len, NULL, 0) ? UINT64_MAX : v;
+}
+
+static int report(const char *text)
+{
+	return tier_mallctl("tier.cxl.report", NULL, NULL, (void *)text, strlen(text));
+}
+
+static double now(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + t.tv_nsec / 1e9;
+}
+
+static int fails;
+static void check(int cond, const char *what)
+{
+	printf("%s %s\n", cond ? "ok" : "fail", what);
+	fails += !cond;
+}
+
+int main(int argc, char **argv)
+{
+	double timeout = 30;
+	int opt;
+	while ((opt = getopt(argc, argv, "t:")) != -1)
+		if (opt == 't')
+			timeout = atof(optarg);
+		else
+			return 2;
+	const char *src = NULL;
+	size_t sl = sizeof(src);
+	tier_mallctl("tier.heat.sources", &src, &sl, NULL, 0);
+	printf("sources: %s\n", src ? src : "?");
+
+	char *all[NBLK];
+	for (int i = 0; i < NBLK; i++) {
+		all[i] = malloc(BLOCK);
+		memset(all[i], 1, BLOCK);
+		/* the whole blocks inside it */
+		all[i] = (char *)(((uintptr_t)all[i] + BLOCK - 1) & ~(uintptr_t)(BLOCK - 1));
+	}
+	char *a = NULL, *b = NULL;
+	for (int i = NBLK - 2; i >= 0 && !b; i -= 4)
+		if (on_fast(all[i], BLOCK / 2) == 0 && node_of(all[i]) > 0) {
+			if (!a)
+				a = all[i];
+			else
+				b = all[i];
+		}
+	if (!a || !b) {
+		printf("fail: no two blocks on a slow node\n");
+		return 3;
+	}
+	size_t len = BLOCK / 2; /* the first half of each: whole pages of one block */
+	int fd = open("/proc/self/pagemap", O_RDONLY);
+	uint64_t pm[BLOCK / 2 / PG];
+	if (fd < 0 || pread(fd, pm, sizeof(pm), (off_t)((uintptr_t)a / PG * 8)) != (ssize_t)sizeof(pm) ||
+	    !(pm[0] & ((1ull << 55) - 1))) {
+		printf("fail: no page frames in /proc/self/pagemap (root?)\n");
+		return 3;
+	}
+
+	/* 1. bad batches */
+	uint64_t moved0 = stat_of("stats.promoted_blocks");
+	char buf[4096];
+	uint64_t pa = (pm[0] & ((1ull << 55) - 1)) * PG;
+	check(report("hpa 0x1000 4096 1\n") == 0, "a batch without header is queued");
+	snprintf(buf, sizeof(buf), "tiermalloc-cxl-hotlist v9\nhpa %llx 4096 64\n", (unsigned long long)pa);
+	check(report(buf) == 0, "a batch of another version is queued");
+	snprintf(buf, sizeof(buf),
+		 "tiermalloc-cxl-hotlist v1\n"
+		 "hpa\n"                       /* malformed */
+		 "hpa %llx 4096 lots\n"        /* malformed */
+		 "hpa %llx 4095 1\n"           /* range: unit */
+		 "hpa 10000000000000 4096 1\n" /* range: 2^52 */
+		 "hpa 1000 4096 1\n"           /* foreign: not our memory */
+		 "dpa mem0 0x0 4096 1\n",      /* dpa: not translated */
+		 (unsigned long long)pa, (unsigned long long)pa);
+	check(report(buf) == 0, "a batch of bad records is queued");
+	check(report("") != 0, "an empty batch is refused");
+	usleep(1500 * 1000);
+	printf("# counters: malformed %llu version %llu range %llu foreign %llu dpa %llu accepted %llu\n",
+	       (unsigned long long)stat_of("stats.heat.cxl.rejected_malformed"),
+	       (unsigned long long)stat_of("stats.heat.cxl.rejected_version"),
+	       (unsigned long long)stat_of("stats.heat.cxl.rejected_range"),
+	       (unsigned long long)stat_of("stats.heat.cxl.rejected_foreign"),
+	       (unsigned long long)stat_of("stats.heat.cxl.rejected_dpa"),
+	       (unsigned long long)stat_of("stats.heat.cxl.accepted"));
+	check(stat_of("stats.heat.cxl.rejected_malformed") == 2, "malformed records counted (2)");
+	check(stat_of("stats.heat.cxl.rejected_version") == 3, "records without a valid header, and the v9 header, counted (3)");
+	check(stat_of("stats.heat.cxl.rejected_range") == 2, "out-of-range records counted (2)");
+	check(stat_of("stats.heat.cxl.rejected_foreign") == 1, "foreign records counted (1)");
+	check(stat_of("stats.heat.cxl.rejected_dpa") == 1, "dpa records counted (1)");
+	check(stat_of("stats.heat.cxl.accepted") == 0, "no record accepted");
+	check(stat_of("stats.promoted_blocks") == moved0 && on_fast(a, len) == 0 && on_fast(b, len) == 0,
+	      "bad records moved nothing");
+
+	/* 2. hot lists naming A (and a duplicate of each record) */
+	double t0 = now(), fa = 0;
+	int rounds = 0;
+	while (now() - t0 < timeout && (fa = on_fast(a, len)) < 0.9) {
+		if (pread(fd, pm, sizeof(pm), (off_t)((uintptr_t)a / PG * 8)) != (ssize_t)sizeof(pm))
+			break;
+		size_t n = (size_t)snprintf(buf, sizeof(buf), "tiermalloc-cxl-hotlist v1\n# round %d\n", rounds);
+		for (size_t p = 0; p < sizeof(pm) / sizeof(*pm) && n + 64 < sizeof(buf); p += 4) {
+			uint64_t pfn = pm[p] & ((1ull << 55) - 1);
+			if (pfn)
+				n += (size_t)snprintf(buf + n, sizeof(buf) - n, "hpa %llx 4096 64\n",
+						      (unsigned long long)(pfn * PG));
+		}
+		if (rounds == 0) /* one duplicate */
+			n += (size_t)snprintf(buf + n, sizeof(buf) - n, "hpa %llx 4096 64\n",
+					      (unsigned long long)((pm[0] & ((1ull << 55) - 1)) * PG));
+		report(buf);
+		rounds++;
+		usleep(100 * 1000);
+	}
+	double fb = on_fast(b, len);
+	printf("# after %.1f s (%d batches): A %.0f%% on node 0, B %.0f%%; accepted %llu, duplicate %llu\n",
+	       now() - t0, rounds, fa * 100, fb * 100, (unsigned long long)stat_of("stats.heat.cxl.accepted"),
+	       (unsigned long long)stat_of("stats.heat.cxl.rejected_duplicate"));
+	check(fa >= 0.9, "the buffer the hot lists name is promoted");
+	check(fb == 0, "the other buffer stays on the slow node");
+	check(stat_of("stats.heat.cxl.rejected_duplicate") >= 1, "the duplicate record is counted");
+	return fails ? 1 : 0;
+}
