@@ -1,5 +1,7 @@
 /* cxlhot: replay CXL hot lists naming one buffer, as a device would.
- *   cxlhot [-t SECONDS]
+ *   cxlhot [-t SECONDS] [-f PATH]
+ *     -f PATH  write the batches to PATH (the file or FIFO named by
+ *              cxl_reports) instead of tier.cxl.report
  * Fills memory until blocks land on a slow node, picks two of them (A
  * named, B not), then:
  *   1. writes bad batches to tier.cxl.report (malformed, other version,
@@ -47,9 +49,16 @@ static uint64_t stat_of(const char *name)
 	return tier_mallctl(name, &v, &len, NULL, 0) ? UINT64_MAX : v;
 }
 
+static int out_fd = -1;
+
 static int report(const char *text)
 {
-	return tier_mallctl("tier.cxl.report", NULL, NULL, (void *)text, strlen(text));
+	size_t len = strlen(text);
+	if (out_fd < 0)
+		return tier_mallctl("tier.cxl.report", NULL, NULL, (void *)text, len);
+	if (!len)
+		return -1;
+	return write(out_fd, text, len) == (ssize_t)len ? 0 : -1;
 }
 
 static double now(void)
@@ -70,11 +79,21 @@ int main(int argc, char **argv)
 {
 	double timeout = 30;
 	int opt;
-	while ((opt = getopt(argc, argv, "t:")) != -1)
+	const char *path = NULL;
+	while ((opt = getopt(argc, argv, "t:f:")) != -1)
 		if (opt == 't')
 			timeout = atof(optarg);
+		else if (opt == 'f')
+			path = optarg;
 		else
 			return 2;
+	/* the background thread opens the stream when its sources start */
+	for (int i = 0; i < 200 && stat_of("stats.bg.periods") == 0; i++)
+		usleep(50 * 1000);
+	if (path && (out_fd = open(path, O_WRONLY | O_APPEND)) < 0) {
+		printf("fail: cannot open %s\n", path);
+		return 3;
+	}
 	const char *src = NULL;
 	size_t sl = sizeof(src);
 	tier_mallctl("tier.heat.sources", &src, &sl, NULL, 0);

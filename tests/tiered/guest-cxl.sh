@@ -28,6 +28,20 @@ while IFS= read -r line; do
 	esac
 done <"$ctmp/out"
 ok $r "cxl: the replay program exits 0 (exit $r)"
+
+# the same records through a FIFO named by cxl_reports
+mkfifo "$ctmp/fifo"
+TIERMALLOC_CONF=fast_limit:16M,heat_sources:cxl,bg_cpu:0.2,cxl_reports:$ctmp/fifo $B/cxlhot -t 40 \
+	-f "$ctmp/fifo" >"$ctmp/out" 2>&1
+r=$?
+while IFS= read -r line; do
+	case $line in
+	"ok "*) ok 0 "cxl_reports FIFO: ${line#ok }" ;;
+	"fail "*) ok 1 "cxl_reports FIFO: ${line#fail }" ;;
+	*) diag "cxl_reports FIFO: $line" ;;
+	esac
+done <"$ctmp/out"
+ok $r "cxl_reports FIFO: the replay program exits 0 (exit $r)"
 rm -rf "$ctmp"
 if [ -n "${cxl_alone:-}" ]; then
 	done_testing
