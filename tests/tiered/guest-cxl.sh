@@ -42,6 +42,19 @@ while IFS= read -r line; do
 	esac
 done <"$ctmp/out"
 ok $r "cxl_reports FIFO: the replay program exits 0 (exit $r)"
+
+# the combination rule: written bits see a hot set on node 0; hot lists
+# naming a cold slow buffer for 8 s move nothing
+TIERMALLOC_CONF=fast_limit:16M,heat_sources:pagemap+cxl,bg_cpu:0.2 $B/cxlhot -c -t 8 >"$ctmp/out" 2>&1
+r=$?
+while IFS= read -r line; do
+	case $line in
+	"ok "*) ok 0 "cxl+pagemap: ${line#ok }" ;;
+	"fail "*) ok 1 "cxl+pagemap: ${line#fail }" ;;
+	*) diag "cxl+pagemap: $line" ;;
+	esac
+done <"$ctmp/out"
+ok $r "cxl+pagemap: the replay program exits 0 (exit $r)"
 rm -rf "$ctmp"
 if [ -n "${cxl_alone:-}" ]; then
 	done_testing
