@@ -103,6 +103,16 @@ static int h_reason(const struct req *r, long i, const struct tier_knob *k)
 	(void)k;
 	RO_VALUE(const char *, tier_topo.tier[i].reason);
 }
+static int h_kind(const struct req *r, long i, const struct tier_knob *k)
+{
+	(void)k;
+	RO_VALUE(const char *, tier_topo.tier[i].kind);
+}
+static int h_devices(const struct req *r, long i, const struct tier_knob *k)
+{
+	(void)k;
+	RO_VALUE(const char *, tier_topo.tier[i].devices);
+}
 static int h_arena(const struct req *r, long i, const struct tier_knob *k)
 {
 	(void)k;
@@ -389,6 +399,8 @@ static const struct node nodes[] = {
 	{"tier.#.nodes", h_nodes, TC_STR, false},
 	{"tier.#.nodemask", h_nodemask, TC_U64, false},
 	{"tier.#.reason", h_reason, TC_STR, false},
+	{"tier.#.kind", h_kind, TC_STR, false},
+	{"tier.#.devices", h_devices, TC_STR, false},
 	{"tier.#.arena", h_arena, TC_UNSIGNED, false},
 	{"tier.#.resident", h_resident, TC_SIZE, false},
 	{"tier.#.placed", h_placed, TC_SIZE, false},

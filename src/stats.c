@@ -212,7 +212,9 @@ static void print_text(struct out *o, const struct snap *s)
 		put(o, "tiering: off: %s\n", off_reason(s));
 	put(o, "fast_limit: %zu bytes (%zu MiB)\n", s->fast_limit, s->fast_limit >> 20);
 	for (int i = 0; i < t->ntiers; i++) {
-		put(o, "tier %d: nodes %s, arena %u\n", i, t->tier[i].nodes_str, tier_arena_of_tier(i));
+		put(o, "tier %d: nodes %s, arena %u%s%s%s%s\n", i, t->tier[i].nodes_str, tier_arena_of_tier(i),
+		    strcmp(t->tier[i].kind, "cxl") ? "" : ", kind cxl",
+		    t->tier[i].devices[0] ? " (" : "", t->tier[i].devices, t->tier[i].devices[0] ? ")" : "");
 		put(o, "  why: %s\n", t->tier[i].reason);
 		put(o, "  resident (kernel): %zu bytes, placed blocks: %zu bytes, committed: %zu bytes, "
 		       "blocks placed: %llu\n",
@@ -303,9 +305,11 @@ static void print_json(struct out *o, const struct snap *s)
 	    jstr(off_reason(s), b1, sizeof(b1)), s->fast_limit);
 	for (int i = 0; i < t->ntiers; i++)
 		put(o, "%s{\"index\":%d,\"nodes\":\"%s\",\"arena\":%u,\"resident\":%zu,\"placed\":%zu,"
-		       "\"committed\":%zu,\"blocks_placed\":%llu,\"reason\":\"%s\"}",
+		       "\"committed\":%zu,\"blocks_placed\":%llu,\"kind\":\"%s\",\"devices\":\"%s\","
+		       "\"reason\":\"%s\"}",
 		    i ? "," : "", i, t->tier[i].nodes_str, tier_arena_of_tier(i), s->res.tier[i],
 		    s->used[i], s->tcommitted[i], (unsigned long long)s->placed[i],
+		    jstr(t->tier[i].kind, b2, sizeof(b2)), t->tier[i].devices,
 		    jstr(t->tier[i].reason, b1, sizeof(b1)));
 	put(o, "],\"resident_other\":%zu,\"extents\":%zu,\"mappings\":%zu,\"mapped\":%zu,"
 	       "\"committed\":%zu,",

@@ -9,6 +9,11 @@ fi
 B=$top_builddir/tests/tiered
 ctmp=$(mktemp -d)
 
+# no /sys/bus/cxl here: the tiers are plain nodes, and nothing says otherwise
+set -- $($B/tierctl tier.0.kind tier.1.kind) "$($B/tierctl tier.1.devices)"
+[ "$1" = node ] && [ "$2" = node ] && [ -z "$3" ]
+ok $? "no CXL device: tier kinds $1, $2, no devices"
+
 src=$(TIERMALLOC_CONF=heat_sources:cxl $B/tierctl -W tier.heat.sources)
 case $src in "cxl (no cxl_hmu PMU; reports from cxl_reports or tier.cxl.report) running"*) r=0 ;; *) r=1 ;; esac
 ok $r "cxl: the source runs and says where its reports come from: $src"
