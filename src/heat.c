@@ -25,6 +25,9 @@ static bool started(int i) { return running(i) || tier_heat_stats.state[i] == TI
 
 void tier_heat_start(unsigned mask)
 {
+	/* a stream of hot lists asks for the source that reads it */
+	if (tier_settings.cxl_reports[0] && !tier_knob_given(&tier_settings, "heat_sources"))
+		mask |= 1u << TIER_SRC_CXL;
 	for (int i = 0; i < TIER_SRC_COUNT; i++) {
 		bool want = mask >> i & 1;
 		if (started(i) && !want)

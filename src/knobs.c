@@ -57,8 +57,8 @@ const struct tier_knob tier_knobs[] = {
 	 "a hot slow block displaces fast blocks only if it is this many times hotter"},
 	{"heat_sources", TK_SOURCES, OFF(heat_sources), 0, 0, false,
 	 "sources joined by '+': perf, damon, pagemap, recency, cxl, all, none",
-	 "all",
-	 "perf+damon+pagemap+recency+cxl, any subset joined by +, or none"},
+	 "perf+damon+pagemap+recency, and cxl when cxl_reports is given",
+	 "perf+damon+pagemap+recency+cxl (all), any subset joined by +, or none"},
 	{"migrate", TK_BOOL, OFF(migrate), 0, 1, true, "true or false",
 	 "true",
 	 "background promotion/demotion"},
@@ -110,7 +110,7 @@ void tier_settings_default(struct tier_settings *s)
 	s->watermark_high = 0.95;
 	s->watermark_low = 0.85;
 	s->hysteresis = 2.0;
-	s->heat_sources = TIER_SRC_ALL;
+	s->heat_sources = TIER_SRC_DEFAULT;
 	s->migrate = true;
 	s->bg_cpu = 0.01;
 }

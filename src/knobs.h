@@ -13,6 +13,8 @@ enum tier_knob_type { TK_SIZE, TK_BOOL, TK_UINT, TK_DOUBLE, TK_NODES, TK_STATS, 
 enum { TIER_SRC_PERF, TIER_SRC_DAMON, TIER_SRC_PAGEMAP, TIER_SRC_RECENCY, TIER_SRC_CXL, TIER_SRC_COUNT };
 _Static_assert(TIER_SRC_COUNT == 5, "struct tier_block has one sample counter per source");
 #define TIER_SRC_ALL ((1u << TIER_SRC_COUNT) - 1)
+/* cxl only on request (or with cxl_reports): it sees nothing without reports */
+#define TIER_SRC_DEFAULT (TIER_SRC_ALL & ~(1u << TIER_SRC_CXL))
 
 struct tier_settings {
 	size_t fast_limit;              /* bytes; see knob_set for "unset" */

@@ -17,6 +17,12 @@ ok $? "no CXL device: tier kinds $1, $2, no devices"
 src=$(TIERMALLOC_CONF=heat_sources:cxl $B/tierctl -W tier.heat.sources)
 case $src in "cxl (no cxl_hmu PMU; reports from cxl_reports or tier.cxl.report) running"*) r=0 ;; *) r=1 ;; esac
 ok $r "cxl: the source runs and says where its reports come from: $src"
+src=$(TIERMALLOC_CONF=cxl_reports:/dev/null $B/tierctl -W tier.heat.sources)
+case $src in *", cxl (no cxl_hmu PMU"*) r=0 ;; *) r=1 ;; esac
+ok $r "cxl_reports given: the default sources gain cxl: $src"
+src=$($B/tierctl -W tier.heat.sources)
+case $src in *"cxl: not selected"*) r=0 ;; *) r=1 ;; esac
+ok $r "by default cxl is not selected: $src"
 # root without CAP_SYS_ADMIN: pagemap shows no page frames
 src=$(TIERMALLOC_CONF=heat_sources:cxl setpriv --bounding-set=-sys_admin --inh-caps=-sys_admin \
 	$B/tierctl -W tier.heat.sources 2>&1)
