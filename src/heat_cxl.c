@@ -9,7 +9,9 @@
  *
  * No malloc: the queue, the records and the pagemap buffer are static,
  * and bounded, so a flood of records costs at most CXL_LINES lines and one
- * walk of our committed blocks per period. */
+ * walk of our committed blocks per period.  The stream is read once a
+ * period, never polled: a full FIFO must not wake the thread early again
+ * and again. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -43,6 +45,7 @@ static _Atomic bool on;
 
 /* The cxl_reports stream: what was read and not yet parsed. */
 static int stream_fd = -1;
+static bool stream_fifo;
 static char stream[16u << 10];
 static size_t stream_len;
 static int stream_ver;
@@ -212,6 +215,12 @@ static void cxl_collect(void)
 		if (got > 0) {
 			stream_len += (size_t)got;
 			count(&tier_cxl_stats.bytes, (uint64_t)got);
+		} else if (got == 0 && stream_fifo) {
+			/* the writer left: a FIFO would now poll as hung up
+			 * forever (the thread would spin); a fresh open waits
+			 * quietly for the next writer */
+			close(stream_fd);
+			stream_fd = open(tier_settings.cxl_reports, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
 		}
 	}
 	if (stream_len) {
@@ -304,6 +313,8 @@ static int cxl_start(char *why, size_t len)
 	stream_ver = queue_ver = 0;
 	if (tier_settings.cxl_reports[0]) {
 		stream_fd = open(tier_settings.cxl_reports, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
+		struct stat st;
+		stream_fifo = stream_fd >= 0 && !fstat(stream_fd, &st) && S_ISFIFO(st.st_mode);
 		if (stream_fd < 0 && tier_settings.verbose)
 			tier_log("cxl_reports %s: %m; only tier.cxl.report batches are read", tier_settings.cxl_reports);
 	}
@@ -325,19 +336,6 @@ static void cxl_stop(void)
 	nrecs = 0;
 }
 
-/* A FIFO's readiness means records are waiting (a regular file is always
- * ready: it is read each period anyway). */
-static int cxl_pollfds(struct pollfd *fds, int max)
-{
-	if (stream_fd < 0 || max < 1)
-		return 0;
-	struct stat st;
-	if (fstat(stream_fd, &st) || !S_ISFIFO(st.st_mode))
-		return 0;
-	fds[0] = (struct pollfd){.fd = stream_fd, .events = POLLIN};
-	return 1;
-}
-
 const struct tier_heat_ops tier_heat_cxl = {
 	.name = "cxl",
 	.probe = cxl_probe,
@@ -345,5 +343,4 @@ const struct tier_heat_ops tier_heat_cxl = {
 	.collect = cxl_collect,
 	.stop = cxl_stop,
 	.forget = cxl_stop,
-	.pollfds = cxl_pollfds,
 };
