@@ -94,6 +94,11 @@ enum tier_cxl_line tier_cxl_parse_line(const char *line, size_t len, int *versio
 	return TIER_CXL_REC;
 }
 
+uint64_t tier_cxl_dpa_to_hpa_offset(uint64_t off, unsigned ways, uint64_t gran, unsigned pos)
+{
+	return ((off / gran) * ways + pos) * gran + off % gran;
+}
+
 uint32_t tier_cxl_weight(uint64_t count, bool others_running, bool on_slow, float other_rate,
                          uint32_t unit_weight)
 {

@@ -52,6 +52,11 @@ enum tier_cxl_line {
 enum tier_cxl_line tier_cxl_parse_line(const char *line, size_t len, int *version,
                                        struct tier_cxl_rec *rec);
 
+/* Modulo interleave: the offset in its region (host physical) of offset
+ * off in a device's decoded range, the device being at position pos of
+ * ways, interleaved every gran bytes. */
+uint64_t tier_cxl_dpa_to_hpa_offset(uint64_t off, unsigned ways, uint64_t gran, unsigned pos);
+
 /* The combination rule: the weight (TIER_HEAT_UNIT units per page, 16 =
  * one access per period) that a record of `count` adds to a block.
  *   cxl alone: count (capped at TIER_CXL_COUNT_CAP) accesses;

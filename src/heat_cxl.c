@@ -16,6 +16,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -26,6 +28,7 @@
 #include "heat.h"
 #include "heat_cxl.h"
 #include "init.h"
+#include "sysfs.h"
 
 struct tier_cxl_stats tier_cxl_stats;
 
@@ -62,6 +65,84 @@ static struct rec recs[CXL_RECS];
 static uint32_t nrecs;
 static uint64_t pm[TIER_BLOCK / TIER_PAGE];
 
+/* Device ranges of the CXL regions (sysfs, read at start): a dpa record
+ * is translated through its memdev's endpoint decoder and region. */
+struct devmap {
+	char memdev[32];
+	uint64_t dpa_base, dpa_size; /* the endpoint decoder's device range */
+	uint64_t hpa_base;           /* the region's host physical base */
+	uint64_t gran;
+	unsigned ways, pos;
+};
+#define DEVMAP_MAX 16
+static struct devmap devmap[DEVMAP_MAX];
+static int ndevmap;
+
+static bool read_u64(const char *dir, const char *file, int base, uint64_t *out)
+{
+	char path[PATH_MAX], buf[64];
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	if (tier_read_file(path, buf, sizeof(buf)) <= 0)
+		return false;
+	char *end;
+	*out = strtoull(buf, &end, base);
+	return end != buf;
+}
+
+static int region_cb(const char *name, void *arg)
+{
+	(void)arg;
+	char dir[PATH_MAX], path[PATH_MAX], dec[64], real[PATH_MAX];
+	uint64_t base, ways, gran;
+	if (strncmp(name, "region", 6))
+		return 0;
+	snprintf(dir, sizeof(dir), "/sys/bus/cxl/devices/%s", name);
+	if (!read_u64(dir, "resource", 16, &base) || !read_u64(dir, "interleave_ways", 10, &ways) ||
+	    !read_u64(dir, "interleave_granularity", 10, &gran) || !ways || !gran || ways > 16)
+		return 0;
+	for (unsigned k = 0; k < ways && ndevmap < DEVMAP_MAX; k++) {
+		struct devmap *d = &devmap[ndevmap];
+		snprintf(path, sizeof(path), "%s/target%u", dir, k);
+		if (tier_read_file(path, dec, sizeof(dec)) <= 0)
+			continue;
+		dec[strcspn(dec, "\n")] = '\0';
+		snprintf(path, sizeof(path), "/sys/bus/cxl/devices/%s", dec);
+		if (!read_u64(path, "dpa_resource", 16, &d->dpa_base) || !read_u64(path, "dpa_size", 16, &d->dpa_size) ||
+		    !realpath(path, real))
+			continue;
+		char *slash = strrchr(real, '/');
+		if (!slash)
+			continue;
+		*slash = '\0'; /* the endpoint port: its uport is the memdev */
+		snprintf(path, sizeof(path), "%.*s/uport", (int)(sizeof(path) - 7), real);
+		if (!realpath(path, real) || !(slash = strrchr(real, '/')) || strlen(slash + 1) >= sizeof(d->memdev))
+			continue;
+		snprintf(d->memdev, sizeof(d->memdev), "%s", slash + 1);
+		d->hpa_base = base;
+		d->gran = gran;
+		d->ways = (unsigned)ways;
+		d->pos = k;
+		ndevmap++;
+	}
+	return 0;
+}
+
+/* Host physical address of a dpa record, or false. */
+static bool dpa_to_hpa(const struct tier_cxl_rec *r, uint64_t *hpa)
+{
+	for (int i = 0; i < ndevmap; i++) {
+		const struct devmap *d = &devmap[i];
+		if (strcmp(d->memdev, r->memdev) || r->addr < d->dpa_base || r->addr - d->dpa_base >= d->dpa_size ||
+		    r->addr - d->dpa_base + r->unit > d->dpa_size)
+			continue;
+		if (d->ways > 1 && r->unit > d->gran)
+			return false; /* not contiguous in host addresses */
+		*hpa = d->hpa_base + tier_cxl_dpa_to_hpa_offset(r->addr - d->dpa_base, d->ways, d->gran, d->pos);
+		return true;
+	}
+	return false;
+}
+
 static void count(_Atomic uint64_t *c, uint64_t n)
 {
 	atomic_fetch_add_explicit(c, n, memory_order_relaxed);
@@ -79,9 +160,13 @@ static void line(const char *s, size_t len, int *ver)
 	case TIER_CXL_REC: break;
 	}
 	if (r.kind == TIER_CXL_DPA) {
-		/* needs the region's base, ways and granularity from libcxl */
-		count(&tier_cxl_stats.rejected_dpa, 1);
-		return;
+		uint64_t hpa;
+		if (!dpa_to_hpa(&r, &hpa)) {
+			/* no region maps it (or the unit spans interleave granules) */
+			count(&tier_cxl_stats.rejected_dpa, 1);
+			return;
+		}
+		r.addr = hpa;
 	}
 	if (nrecs == CXL_RECS) {
 		count(&tier_cxl_stats.deferred, 1); /* cannot happen: lines are bounded below */
@@ -311,6 +396,8 @@ static int cxl_start(char *why, size_t len)
 	snprintf(why, len, "%s", note);
 	stream_len = 0;
 	stream_ver = queue_ver = 0;
+	ndevmap = 0;
+	tier_dir_each("/sys/bus/cxl/devices", region_cb, NULL);
 	if (tier_settings.cxl_reports[0]) {
 		stream_fd = open(tier_settings.cxl_reports, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
 		struct stat st;

@@ -13,7 +13,7 @@ struct tier_cxl_stats {
 	_Atomic uint64_t rejected_range;     /* unit, address or count out of range */
 	_Atomic uint64_t rejected_foreign;   /* memory that is not ours */
 	_Atomic uint64_t rejected_duplicate; /* the same record twice in one period */
-	_Atomic uint64_t rejected_dpa;       /* dpa records: translation not implemented */
+	_Atomic uint64_t rejected_dpa;       /* dpa records no region maps (or spanning granules) */
 	_Atomic uint64_t deferred;
 	_Atomic uint64_t capped_pages;       /* our pages named, given no heat by the rule */
 	_Atomic uint64_t dropped_bytes;      /* batches refused: the queue was full */

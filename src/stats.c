@@ -246,8 +246,8 @@ static void print_text(struct out *o, const struct snap *s)
 		    i + 1 < TIER_SRC_COUNT ? ";" : "\n");
 	if (atomic_load(&tier_cxl_stats.bytes) || atomic_load(&tier_cxl_stats.dropped_bytes))
 		put(o, "cxl hot lists: %llu records accepted; rejected: %llu malformed, %llu version, "
-		       "%llu out of range, %llu foreign, %llu duplicate, %llu dpa (translation not "
-		       "implemented); %llu pages given no heat by the rule; %llu bytes dropped\n",
+		       "%llu out of range, %llu foreign, %llu duplicate, %llu dpa (no region maps "
+		       "it); %llu pages given no heat by the rule; %llu bytes dropped\n",
 		    (unsigned long long)atomic_load(&tier_cxl_stats.accepted),
 		    (unsigned long long)atomic_load(&tier_cxl_stats.rejected_malformed),
 		    (unsigned long long)atomic_load(&tier_cxl_stats.rejected_version),

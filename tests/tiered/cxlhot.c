@@ -2,6 +2,10 @@
  *   cxlhot [-t SECONDS] [-f PATH]
  *     -f PATH  write the batches to PATH (the file or FIFO named by
  *              cxl_reports) instead of tier.cxl.report
+ *     -n N     allocate N blocks (default 48; the cxl VM's memory is slow)
+ *     -d MEMDEV:HPA_BASE:DPA_BASE
+ *              name the pages by device address instead (one-way region:
+ *              dpa = hpa - HPA_BASE + DPA_BASE, both hex)
  *     -c       cold list: another source runs (pagemap); the program
  *              writes a hot set on node 0 while the lists name A, which
  *              it never touches: for SECONDS, A must stay where it is
@@ -28,7 +32,7 @@
 
 #define BLOCK (2u << 20)
 #define PG 4096u
-#define NBLK 48
+#define NBLK_MAX 64
 
 static int node_of(char *p)
 {
@@ -84,10 +88,18 @@ int main(int argc, char **argv)
 	double timeout = 30;
 	int opt;
 	const char *path = NULL;
-	int cold = 0;
-	while ((opt = getopt(argc, argv, "t:f:c")) != -1)
+	int cold = 0, nblk = 48;
+	char memdev[32] = "";
+	unsigned long long hpa_base = 0, dpa_base = 0;
+	while ((opt = getopt(argc, argv, "t:f:cn:d:")) != -1)
 		if (opt == 'c')
 			cold = 1;
+		else if (opt == 'n')
+			nblk = atoi(optarg) > 4 && atoi(optarg) <= NBLK_MAX ? atoi(optarg) : 48;
+		else if (opt == 'd') {
+			if (sscanf(optarg, "%31[^:]:%llx:%llx", memdev, &hpa_base, &dpa_base) != 3)
+				return 2;
+		}
 		else if (opt == 't')
 			timeout = atof(optarg);
 		else if (opt == 'f')
@@ -106,15 +118,15 @@ int main(int argc, char **argv)
 	tier_mallctl("tier.heat.sources", &src, &sl, NULL, 0);
 	printf("sources: %s\n", src ? src : "?");
 
-	char *all[NBLK];
-	for (int i = 0; i < NBLK; i++) {
+	char *all[NBLK_MAX];
+	for (int i = 0; i < nblk; i++) {
 		all[i] = malloc(BLOCK);
 		memset(all[i], 1, BLOCK);
 		/* the whole blocks inside it */
 		all[i] = (char *)(((uintptr_t)all[i] + BLOCK - 1) & ~(uintptr_t)(BLOCK - 1));
 	}
 	char *a = NULL, *b = NULL;
-	for (int i = NBLK - 2; i >= 0 && !b; i -= 4)
+	for (int i = nblk - 2; i >= 0 && !b; i -= 2)
 		if (on_fast(all[i], BLOCK / 2) == 0 && node_of(all[i]) > 0) {
 			if (!a)
 				a = all[i];
@@ -148,7 +160,7 @@ int main(int argc, char **argv)
 		 "hpa %llx 4095 1\n"           /* range: unit */
 		 "hpa 10000000000000 4096 1\n" /* range: 2^52 */
 		 "hpa 1000 4096 1\n"           /* foreign: not our memory */
-		 "dpa mem0 0x0 4096 1\n",      /* dpa: not translated */
+		 "dpa mem99 0x0 4096 1\n",     /* dpa: no such device */
 		 (unsigned long long)pa, (unsigned long long)pa);
 	check(report(buf) == 0, "a batch of bad records is queued");
 	check(report("") != 0, "an empty batch is refused");
@@ -175,7 +187,7 @@ int main(int argc, char **argv)
 	int rounds = 0;
 	char *hot[4];
 	int nhot = 0;
-	for (int i = 0; i < NBLK && nhot < 4; i++)
+	for (int i = 0; i < nblk && nhot < 4; i++)
 		if (on_fast(all[i], len) == 1)
 			hot[nhot++] = all[i];
 	if (cold && nhot < 4) {
@@ -191,7 +203,10 @@ int main(int argc, char **argv)
 		size_t n = (size_t)snprintf(buf, sizeof(buf), "tiermalloc-cxl-hotlist v1\n# round %d\n", rounds);
 		for (size_t p = 0; p < sizeof(pm) / sizeof(*pm) && n + 64 < sizeof(buf); p += 4) {
 			uint64_t pfn = pm[p] & ((1ull << 55) - 1);
-			if (pfn)
+			if (pfn && memdev[0] && pfn * PG >= hpa_base)
+				n += (size_t)snprintf(buf + n, sizeof(buf) - n, "dpa %s %llx 4096 64\n", memdev,
+						      (unsigned long long)(pfn * PG - hpa_base + dpa_base));
+			else if (pfn && !memdev[0])
 				n += (size_t)snprintf(buf + n, sizeof(buf) - n, "hpa %llx 4096 64\n",
 						      (unsigned long long)(pfn * PG));
 		}

@@ -61,6 +61,13 @@ int main(void)
 		ok(parse(range[i], &ver, &r) == TIER_CXL_RANGE, "out of range: \"%s\"", range[i]);
 	ok(parse("hpa 0xffffffffff000 4096 1", &ver, &r) == TIER_CXL_REC, "last page below 2^52 accepted");
 
+	/* device to host offsets: one way is the identity; two ways at 256 B
+	 * alternate granules between the devices */
+	ok(tier_cxl_dpa_to_hpa_offset(0x12345, 1, 256, 0) == 0x12345, "1 way: identity");
+	ok(tier_cxl_dpa_to_hpa_offset(0, 2, 256, 1) == 256 && tier_cxl_dpa_to_hpa_offset(256, 2, 256, 0) == 512 &&
+	   tier_cxl_dpa_to_hpa_offset(256 + 17, 2, 256, 1) == 768 + 17,
+	   "2 ways, 256 B: position 1 starts at 256, granule 1 of position 0 at 512, offsets kept");
+
 	/* the combination rule: alone, a record is believed */
 	ok(tier_cxl_weight(3, false, true, 0, UNIT) == 3 * UNIT, "alone: count accesses");
 	ok(tier_cxl_weight(3, false, false, 0, UNIT) == 3 * UNIT, "alone: fast blocks keep their heat");
