@@ -169,7 +169,7 @@ static void line(const char *s, size_t len, int *ver)
 		r.addr = hpa;
 	}
 	if (nrecs == CXL_RECS) {
-		count(&tier_cxl_stats.deferred, 1); /* cannot happen: lines are bounded below */
+		count(&tier_cxl_stats.deferred, 1); /* cannot happen: lines() stops at CXL_RECS */
 		return;
 	}
 	recs[nrecs++] = (struct rec){r.addr >> TIER_PAGE_SHIFT,
@@ -183,7 +183,7 @@ static void line(const char *s, size_t len, int *ver)
 static void lines(char *buf, size_t *len, int *ver, uint32_t *budget)
 {
 	size_t i = 0;
-	while (i < *len && *budget) {
+	while (i < *len && *budget && nrecs < CXL_RECS) { /* the rest waits for the next period */
 		if (buf[i] == '\0') {
 			*ver = 0;
 			i++;
