@@ -10,6 +10,7 @@
 #include "arena.h"
 #include "bg.h"
 #include "heat.h"
+#include "heat_cxl.h"
 #include "migrate.h"
 #include "monitor.h"
 #include "tiering.h"
@@ -101,6 +102,16 @@ static int h_reason(const struct req *r, long i, const struct tier_knob *k)
 {
 	(void)k;
 	RO_VALUE(const char *, tier_topo.tier[i].reason);
+}
+static int h_kind(const struct req *r, long i, const struct tier_knob *k)
+{
+	(void)k;
+	RO_VALUE(const char *, tier_topo.tier[i].kind);
+}
+static int h_devices(const struct req *r, long i, const struct tier_knob *k)
+{
+	(void)k;
+	RO_VALUE(const char *, tier_topo.tier[i].devices);
 }
 static int h_arena(const struct req *r, long i, const struct tier_knob *k)
 {
@@ -280,6 +291,37 @@ static int h_heat_of(const struct req *r, long i, const struct tier_knob *k)
 	return out(r, &heat, sizeof(heat));
 }
 
+/* tier.cxl.report: write a batch of hot-list records (text, newlen bytes). */
+static int h_cxl_report(const struct req *r, long i, const struct tier_knob *k)
+{
+	(void)i, (void)k;
+	if (r->oldp || r->oldlenp)
+		return EPERM; /* write-only */
+	if (!r->newp || !r->newlen)
+		return EINVAL;
+	return tier_cxl_submit(r->newp, r->newlen);
+}
+
+/* stats.heat.cxl.<counter> */
+static const char *const cxl_names[] = {"bytes", "accepted", "rejected_malformed", "rejected_version",
+					"rejected_range", "rejected_foreign", "rejected_duplicate",
+					"rejected_dpa", "capped_pages", "dropped_bytes"};
+static _Atomic uint64_t *cxl_counter(size_t i)
+{
+	_Atomic uint64_t *const c[] = {&tier_cxl_stats.bytes, &tier_cxl_stats.accepted,
+				       &tier_cxl_stats.rejected_malformed, &tier_cxl_stats.rejected_version,
+				       &tier_cxl_stats.rejected_range, &tier_cxl_stats.rejected_foreign,
+				       &tier_cxl_stats.rejected_duplicate, &tier_cxl_stats.rejected_dpa,
+				       &tier_cxl_stats.capped_pages, &tier_cxl_stats.dropped_bytes};
+	_Static_assert(sizeof(c) / sizeof(*c) == sizeof(cxl_names) / sizeof(*cxl_names), "one name each");
+	return c[i];
+}
+static int h_cxl_stat(const struct req *r, long i, const struct tier_knob *k)
+{
+	(void)k;
+	RO_VALUE(uint64_t, atomic_load(cxl_counter((size_t)i)));
+}
+
 static int h_bg_running(const struct req *r, long i, const struct tier_knob *k)
 {
 	(void)i, (void)k;
@@ -361,6 +403,8 @@ static const struct node nodes[] = {
 	{"tier.#.nodes", h_nodes, TC_STR, false},
 	{"tier.#.nodemask", h_nodemask, TC_U64, false},
 	{"tier.#.reason", h_reason, TC_STR, false},
+	{"tier.#.kind", h_kind, TC_STR, false},
+	{"tier.#.devices", h_devices, TC_STR, false},
 	{"tier.#.arena", h_arena, TC_UNSIGNED, false},
 	{"tier.#.resident", h_resident, TC_SIZE, false},
 	{"tier.#.placed", h_placed, TC_SIZE, false},
@@ -403,6 +447,7 @@ static const struct node nodes[] = {
 	{"stats.monitor.idle", h_mon_idle, TC_BOOL, false},
 	{"stats.monitor.idle_periods", h_mon_idle_periods, TC_U64, false},
 	{"tier.heat.of", h_heat_of, TC_HEAT_OF, true},
+	{"tier.cxl.report", h_cxl_report, TC_REPORT, true},
 };
 
 /* stats.advise.<name>: index into h_advise */
@@ -472,6 +517,11 @@ int tier_ctl_names(void (*cb)(void *ctx, const char *name, enum tier_ctl_type ty
 			cb(ctx, name, TC_U64, false);
 			n++;
 		}
+	for (size_t c = 0; c < sizeof(cxl_names) / sizeof(*cxl_names); c++) {
+		snprintf(name, sizeof(name), "stats.heat.cxl.%s", cxl_names[c]);
+		cb(ctx, name, TC_U64, false);
+		n++;
+	}
 	for (size_t a = 0; a < sizeof(advise_names) / sizeof(*advise_names); a++) {
 		snprintf(name, sizeof(name), "stats.advise.%s", advise_names[a]);
 		cb(ctx, name, TC_SIZE, false);
@@ -544,6 +594,10 @@ int tier_mallctl(const char *name, void *oldp, size_t *oldlenp, void *newp, size
 			return ENOENT;
 		return nodes[i].fn(&r, idx, NULL);
 	}
+	if (!strncmp(name, "stats.heat.cxl.", 15))
+		for (size_t c = 0; c < sizeof(cxl_names) / sizeof(*cxl_names); c++)
+			if (!strcmp(name + 15, cxl_names[c]))
+				return h_cxl_stat(&r, (long)c, NULL);
 	if (!strncmp(name, "stats.heat.", 11)) {
 		for (unsigned src = 0; src < TIER_SRC_COUNT; src++) {
 			char n[64];

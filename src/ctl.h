@@ -17,6 +17,7 @@ enum tier_ctl_type {
 	TC_STR,      /* const char * */
 	TC_MOVE,     /* write size_t, read size_t: tier.promote / tier.demote */
 	TC_HEAT_OF,  /* write uintptr_t, read float: tier.heat.of */
+	TC_REPORT,   /* write text (newp, newlen bytes), nothing to read: tier.cxl.report */
 };
 
 const char *tier_ctl_type_name(enum tier_ctl_type t);

@@ -17,7 +17,7 @@ const char *tier_ctl_type_name(enum tier_ctl_type t)
 {
 	static const char *const n[] = {"bool", "unsigned", "size_t", "uint64_t", "double",
 					"const char *", "size_t (w: bytes to move)",
-					"float (w: uintptr_t address)"};
+					"float (w: uintptr_t address)", "write-only text (w: records)"};
 	return (unsigned)t < sizeof(n) / sizeof(*n) ? n[t] : "?";
 }
 
@@ -54,6 +54,7 @@ static int print_value(const char *name, enum tier_ctl_type t, const void *v, ch
 		snprintf(reply, len, "%s=%s", name, s ? s : "");
 		break;
 	}
+	case TC_REPORT: snprintf(reply, len, "%s: write-only", name); break;
 	}
 	return 0;
 }
@@ -93,7 +94,7 @@ int tier_ctl_text(const char *req, char *reply, size_t len)
 	union { bool b; unsigned u; size_t z; uint64_t q; double d; float f; const char *s; } old;
 	size_t oldlen = type_size(t);
 	if (!eq) {
-		if (t == TC_MOVE || t == TC_HEAT_OF)
+		if (t == TC_MOVE || t == TC_HEAT_OF || t == TC_REPORT)
 			FAIL(EINVAL, "%s needs a value (%s)", name, tier_ctl_type_name(t));
 		int e = tier_mallctl(name, &old, &oldlen, NULL, 0);
 		if (e)
@@ -105,6 +106,13 @@ int tier_ctl_text(const char *req, char *reply, size_t len)
 	size_t vlen = strlen(v);
 	if (!writable)
 		FAIL(EPERM, "%s is read-only", name);
+	if (t == TC_REPORT) { /* the text as it is: one line per request here */
+		int e = tier_mallctl(name, NULL, NULL, (void *)v, vlen);
+		if (e)
+			FAIL(e, "%s: %s", name, strerror(e));
+		snprintf(reply, len, "%s: %zu bytes queued", name, vlen);
+		return 0;
+	}
 	union { bool b; unsigned u; size_t z; uint64_t q; double d; uintptr_t a; } nv;
 	size_t nvlen;
 	struct tier_settings tmp = tier_settings;

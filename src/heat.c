@@ -18,6 +18,7 @@ static const struct tier_heat_ops *const sources[TIER_SRC_COUNT] = {
 	[TIER_SRC_DAMON] = &tier_heat_damon,
 	[TIER_SRC_PAGEMAP] = &tier_heat_pagemap,
 	[TIER_SRC_RECENCY] = &tier_heat_recency,
+	[TIER_SRC_CXL] = &tier_heat_cxl,
 };
 
 static bool running(int i) { return tier_heat_stats.state[i] == TIER_SRC_RUNNING; }
@@ -26,6 +27,9 @@ static bool started(int i) { return running(i) || tier_heat_stats.state[i] == TI
 
 void tier_heat_start(unsigned mask)
 {
+	/* a stream of hot lists asks for the source that reads it */
+	if (tier_settings.cxl_reports[0] && !tier_knob_given(&tier_settings, "heat_sources"))
+		mask |= 1u << TIER_SRC_CXL;
 	for (int i = 0; i < TIER_SRC_COUNT; i++) {
 		bool want = mask >> i & 1;
 		if (started(i) && !want)
@@ -40,7 +44,7 @@ void tier_heat_start(unsigned mask)
 		char why[96] = "";
 		/* recency is the last resort: with a source that sees accesses,
 		 * every fresh block would just look hot for a while */
-		if (i == TIER_SRC_RECENCY && (tier_heat_running() & ~(1u << TIER_SRC_RECENCY))) {
+		if (i == TIER_SRC_RECENCY && (tier_heat_running() & ~(1u << TIER_SRC_RECENCY | 1u << TIER_SRC_CXL))) {
 			tier_heat_stats.state[i] = TIER_SRC_OFF;
 			snprintf(tier_heat_stats.why[i], sizeof(tier_heat_stats.why[i]),
 				 "not needed (a source that sees accesses runs)");
@@ -55,7 +59,9 @@ void tier_heat_start(unsigned mask)
 		}
 		if (sources[i]->probe(why, sizeof(why)) == 0 && sources[i]->start(why, sizeof(why)) == 0) {
 			tier_heat_stats.state[i] = TIER_SRC_RUNNING;
-			tier_heat_stats.why[i][0] = '\0';
+			/* a running source may leave a note (where its reports come from) */
+			snprintf(tier_heat_stats.why[i], sizeof(tier_heat_stats.why[i]), "%s",
+				 i == TIER_SRC_CXL ? why : "");
 		} else {
 			tier_heat_stats.state[i] = TIER_SRC_UNAVAILABLE;
 			snprintf(tier_heat_stats.why[i], sizeof(tier_heat_stats.why[i]), "%s",
@@ -314,6 +320,8 @@ void tier_heat_describe(char *buf, size_t len)
 			n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%s", nrun++ ? ", " : "",
 					      tier_source_name((unsigned)i));
 			int lv = atomic_load(&tier_heat_stats.level[i]);
+			if (tier_heat_stats.why[i][0])
+				n += (size_t)snprintf(buf + n, n < len ? len - n : 0, " (%s)", tier_heat_stats.why[i]);
 			if (lv > 0) /* the budget made it sample less */
 				n += (size_t)snprintf(buf + n, n < len ? len - n : 0, " (sampling level %d)", lv);
 		}

@@ -67,7 +67,7 @@ struct tier_heat_ops {
 enum { TIER_COST_THREAD, TIER_COST_KERNEL, TIER_COST_FAULTS, TIER_COST_KINDS };
 
 extern const struct tier_heat_ops tier_heat_perf, tier_heat_damon, tier_heat_pagemap,
-	tier_heat_recency;
+	tier_heat_recency, tier_heat_cxl;
 
 /* SHED: started, but paused by the budget (tier_heat_shed). */
 enum tier_src_state { TIER_SRC_OFF, TIER_SRC_RUNNING, TIER_SRC_UNAVAILABLE, TIER_SRC_STOPPED, TIER_SRC_SHED };

@@ -56,9 +56,9 @@ const struct tier_knob tier_knobs[] = {
 	 "2",
 	 "a hot slow block displaces fast blocks only if it is this many times hotter"},
 	{"heat_sources", TK_SOURCES, OFF(heat_sources), 0, 0, false,
-	 "sources joined by '+': perf, damon, pagemap, recency, all, none",
-	 "all",
-	 "perf+damon+pagemap+recency, any subset joined by +, or none"},
+	 "sources joined by '+': perf, damon, pagemap, recency, cxl, all, none",
+	 "perf+damon+pagemap+recency, and cxl when cxl_reports is given",
+	 "perf+damon+pagemap+recency+cxl (all), any subset joined by +, or none"},
 	{"migrate", TK_BOOL, OFF(migrate), 0, 1, true, "true or false",
 	 "true",
 	 "background promotion/demotion"},
@@ -73,6 +73,10 @@ const struct tier_knob tier_knobs[] = {
 	 "an absolute file path, at most 255 bytes, without ','",
 	 "none",
 	 "an absolute path: append the hot-set curve there once a second (CSV, header on the first line)"},
+	{"cxl_reports", TK_PATH, OFF(cxl_reports), 0, 0, false,
+	 "an absolute file path, at most 255 bytes, without ','",
+	 "none",
+	 "an absolute path: a file or FIFO of CXL hot-list records (see \"CXL hot lists\") that the cxl heat source reads each period"},
 	{"always_hook", TK_BOOL, OFF(always_hook), 0, 1, false, "true or false",
 	 "false",
 	 "install the extent hooks even where nothing can be tiered, so that stats count every extent and tier_pin accepts malloc memory"},
@@ -87,7 +91,7 @@ const struct tier_knob tier_knobs[] = {
 _Static_assert(sizeof(tier_knobs) / sizeof(tier_knobs[0]) <= 32, "struct tier_settings.set has 32 bits");
 const size_t tier_nknobs = sizeof(tier_knobs) / sizeof(tier_knobs[0]);
 
-static const char *const src_names[TIER_SRC_COUNT] = {"perf", "damon", "pagemap", "recency"};
+static const char *const src_names[TIER_SRC_COUNT] = {"perf", "damon", "pagemap", "recency", "cxl"};
 
 const char *tier_source_name(unsigned src)
 {
@@ -106,7 +110,7 @@ void tier_settings_default(struct tier_settings *s)
 	s->watermark_high = 0.95;
 	s->watermark_low = 0.85;
 	s->hysteresis = 2.0;
-	s->heat_sources = TIER_SRC_ALL;
+	s->heat_sources = TIER_SRC_DEFAULT;
 	s->migrate = true;
 	s->bg_cpu = 0.01;
 }

@@ -10,9 +10,11 @@ enum tier_knob_type { TK_SIZE, TK_BOOL, TK_UINT, TK_DOUBLE, TK_NODES, TK_STATS, 
 #define TIER_PATH_MAX 256
 
 /* Heat sources, in probe order (bit i of a sources mask). */
-enum { TIER_SRC_PERF, TIER_SRC_DAMON, TIER_SRC_PAGEMAP, TIER_SRC_RECENCY, TIER_SRC_COUNT };
-_Static_assert(TIER_SRC_COUNT == 4, "struct tier_block has one sample counter per source");
+enum { TIER_SRC_PERF, TIER_SRC_DAMON, TIER_SRC_PAGEMAP, TIER_SRC_RECENCY, TIER_SRC_CXL, TIER_SRC_COUNT };
+_Static_assert(TIER_SRC_COUNT == 5, "struct tier_block has one sample counter per source");
 #define TIER_SRC_ALL ((1u << TIER_SRC_COUNT) - 1)
+/* cxl only on request (or with cxl_reports): it sees nothing without reports */
+#define TIER_SRC_DEFAULT (TIER_SRC_ALL & ~(1u << TIER_SRC_CXL))
 
 struct tier_settings {
 	size_t fast_limit;              /* bytes; see knob_set for "unset" */
@@ -34,6 +36,7 @@ struct tier_settings {
 	double bg_cpu;                  /* budget of all background work, share of one core */
 	bool advise;                    /* track heat and report the hot set, even untiered */
 	char advise_csv[TIER_PATH_MAX]; /* append the hot-set curve here once a second */
+	char cxl_reports[TIER_PATH_MAX]; /* CXL hot-list records: a file or FIFO (heat_cxl.c) */
 	bool always_hook;               /* extent hooks even where nothing is ever tiered */
 	bool ctl;                       /* control channel even when nothing is tiered */
 	char run_dir[TIER_PATH_MAX];    /* runtime directory (rundir.c); "": the default places */

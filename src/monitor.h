@@ -40,7 +40,7 @@ struct tier_monitor_stats {
 	_Atomic uint32_t watched, cold;
 	_Atomic bool idle;                    /* cheap watch: nothing could move */
 	_Atomic uint64_t idle_periods;
-	float floor[4];                       /* per source */
+	float floor[5];                       /* per source */
 };
 extern struct tier_monitor_stats tier_monitor_stats;
 

@@ -26,11 +26,11 @@
 struct tier_block {
 	_Atomic uint32_t state;
 	_Atomic uint32_t pins;     /* tier_pin nesting count */
-	_Atomic uint32_t samples[4]; /* per heat source (TIER_SRC_*), since the last fold */
+	_Atomic uint32_t samples[5]; /* per heat source (TIER_SRC_*), since the last fold */
 	_Atomic uint32_t placements; /* times the block was placed afresh (hooks) */
 	/* The rest belongs to the background thread (under the balance lock). */
 	float heat;                /* sum over sources of rate - floor: what the policy ranks */
-	float rate[4];             /* per source: moving average of accesses per page per period */
+	float rate[5];             /* per source: moving average of accesses per page per period */
 	uint32_t fold_period;      /* period of the last fold into heat */
 	uint32_t pull_period;      /* period the armed slice was last armed or measured */
 	uint32_t seen_slot;        /* advisor: time slot counting this block as seen (0: none) */

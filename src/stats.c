@@ -12,6 +12,7 @@
 #include "arena.h"
 #include "bg.h"
 #include "heat.h"
+#include "heat_cxl.h"
 #include "migrate.h"
 #include "monitor.h"
 #include "tiering.h"
@@ -211,7 +212,9 @@ static void print_text(struct out *o, const struct snap *s)
 		put(o, "tiering: off: %s\n", off_reason(s));
 	put(o, "fast_limit: %zu bytes (%zu MiB)\n", s->fast_limit, s->fast_limit >> 20);
 	for (int i = 0; i < t->ntiers; i++) {
-		put(o, "tier %d: nodes %s, arena %u\n", i, t->tier[i].nodes_str, tier_arena_of_tier(i));
+		put(o, "tier %d: nodes %s, arena %u%s%s%s%s\n", i, t->tier[i].nodes_str, tier_arena_of_tier(i),
+		    strcmp(t->tier[i].kind, "cxl") ? "" : ", kind cxl",
+		    t->tier[i].devices[0] ? " (" : "", t->tier[i].devices, t->tier[i].devices[0] ? ")" : "");
 		put(o, "  why: %s\n", t->tier[i].reason);
 		put(o, "  resident (kernel): %zu bytes, placed blocks: %zu bytes, committed: %zu bytes, "
 		       "blocks placed: %llu\n",
@@ -241,6 +244,19 @@ static void print_text(struct out *o, const struct snap *s)
 		put(o, " %s %llu, %.1f, %llu, %d%s", tier_source_name(i), (unsigned long long)s->collects[i],
 		    (double)s->collect_ns[i] / 1e6, (unsigned long long)s->adjusts[i], s->level[i],
 		    i + 1 < TIER_SRC_COUNT ? ";" : "\n");
+	if (atomic_load(&tier_cxl_stats.bytes) || atomic_load(&tier_cxl_stats.dropped_bytes))
+		put(o, "cxl hot lists: %llu records accepted; rejected: %llu malformed, %llu version, "
+		       "%llu out of range, %llu foreign, %llu duplicate, %llu dpa (no region maps "
+		       "it); %llu pages given no heat by the rule; %llu bytes dropped\n",
+		    (unsigned long long)atomic_load(&tier_cxl_stats.accepted),
+		    (unsigned long long)atomic_load(&tier_cxl_stats.rejected_malformed),
+		    (unsigned long long)atomic_load(&tier_cxl_stats.rejected_version),
+		    (unsigned long long)atomic_load(&tier_cxl_stats.rejected_range),
+		    (unsigned long long)atomic_load(&tier_cxl_stats.rejected_foreign),
+		    (unsigned long long)atomic_load(&tier_cxl_stats.rejected_duplicate),
+		    (unsigned long long)atomic_load(&tier_cxl_stats.rejected_dpa),
+		    (unsigned long long)atomic_load(&tier_cxl_stats.capped_pages),
+		    (unsigned long long)atomic_load(&tier_cxl_stats.dropped_bytes));
 	put(o, "migration: promoted %llu bytes in %llu blocks, demoted %llu bytes in %llu blocks; "
 	       "pages on target %llu, failed %llu; %.1f ms\n",
 	    (unsigned long long)s->mig.promoted_bytes, (unsigned long long)s->mig.promoted_blocks,
@@ -289,9 +305,11 @@ static void print_json(struct out *o, const struct snap *s)
 	    jstr(off_reason(s), b1, sizeof(b1)), s->fast_limit);
 	for (int i = 0; i < t->ntiers; i++)
 		put(o, "%s{\"index\":%d,\"nodes\":\"%s\",\"arena\":%u,\"resident\":%zu,\"placed\":%zu,"
-		       "\"committed\":%zu,\"blocks_placed\":%llu,\"reason\":\"%s\"}",
+		       "\"committed\":%zu,\"blocks_placed\":%llu,\"kind\":\"%s\",\"devices\":\"%s\","
+		       "\"reason\":\"%s\"}",
 		    i ? "," : "", i, t->tier[i].nodes_str, tier_arena_of_tier(i), s->res.tier[i],
 		    s->used[i], s->tcommitted[i], (unsigned long long)s->placed[i],
+		    jstr(t->tier[i].kind, b2, sizeof(b2)), t->tier[i].devices,
 		    jstr(t->tier[i].reason, b1, sizeof(b1)));
 	put(o, "],\"resident_other\":%zu,\"extents\":%zu,\"mappings\":%zu,\"mapped\":%zu,"
 	       "\"committed\":%zu,",
@@ -316,6 +334,18 @@ static void print_json(struct out *o, const struct snap *s)
 	put(o, "},\"levels\":{");
 	for (unsigned i = 0; i < TIER_SRC_COUNT; i++)
 		put(o, "%s\"%s\":%d", i ? "," : "", tier_source_name(i), s->level[i]);
+	put(o, "},\"cxl\":{\"accepted\":%llu,\"rejected_malformed\":%llu,\"rejected_version\":%llu,"
+	       "\"rejected_range\":%llu,\"rejected_foreign\":%llu,\"rejected_duplicate\":%llu,"
+	       "\"rejected_dpa\":%llu,\"capped_pages\":%llu,\"dropped_bytes\":%llu",
+	    (unsigned long long)atomic_load(&tier_cxl_stats.accepted),
+	    (unsigned long long)atomic_load(&tier_cxl_stats.rejected_malformed),
+	    (unsigned long long)atomic_load(&tier_cxl_stats.rejected_version),
+	    (unsigned long long)atomic_load(&tier_cxl_stats.rejected_range),
+	    (unsigned long long)atomic_load(&tier_cxl_stats.rejected_foreign),
+	    (unsigned long long)atomic_load(&tier_cxl_stats.rejected_duplicate),
+	    (unsigned long long)atomic_load(&tier_cxl_stats.rejected_dpa),
+	    (unsigned long long)atomic_load(&tier_cxl_stats.capped_pages),
+	    (unsigned long long)atomic_load(&tier_cxl_stats.dropped_bytes));
 	put(o, "}},\"migration\":{\"promoted_bytes\":%llu,\"promoted_blocks\":%llu,"
 	       "\"demoted_bytes\":%llu,\"demoted_blocks\":%llu,\"pages_on_target\":%llu,"
 	       "\"failed_pages\":%llu,\"ns\":%llu},",

@@ -138,6 +138,9 @@ static size_t append(char *buf, size_t len, size_t n, const char *fmt, ...)
 static void explain(struct tier_topology *t, struct tier_tier *tt, const char *lead)
 {
 	size_t n = append(tt->reason, sizeof(tt->reason), 0, "%s", lead);
+	size_t nd_len = 0;
+	snprintf(tt->kind, sizeof(tt->kind), "node");
+	tt->devices[0] = '\0';
 	for (int i = 0; i < TIER_MAX_NODES; i++) {
 		if (!(tt->nodes >> i & 1))
 			continue;
@@ -149,8 +152,13 @@ static void explain(struct tier_topology *t, struct tier_tier *tt, const char *l
 			n = append(tt->reason, sizeof(tt->reason), n, " HMAT read latency %d ns,",
 				   nd->read_latency);
 		n = append(tt->reason, sizeof(tt->reason), n, " %s", nd->has_cpu ? "has CPUs" : "CPU-less");
-		if (nd->cxl[0])
+		if (nd->cxl[0]) {
 			n = append(tt->reason, sizeof(tt->reason), n, ", %s", nd->cxl);
+			snprintf(tt->kind, sizeof(tt->kind), "cxl");
+			if (nd->cxl_devs[0])
+				nd_len = append(tt->devices, sizeof(tt->devices), nd_len, "%s%s",
+						nd_len ? "+" : "", nd->cxl_devs);
+		}
 		n = append(tt->reason, sizeof(tt->reason), n, ", %llu MiB",
 			   (unsigned long long)(nd->mem_total >> 20));
 	}

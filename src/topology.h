@@ -13,12 +13,15 @@ struct tier_node {
 	int read_latency;    /* ns, from HMAT (access0 initiators); -1 unknown */
 	int mtier;           /* kernel memory_tier id; -1 unknown */
 	char cxl[48];        /* "CXL region0" when a CXL region backs it */
+	char cxl_devs[48];   /* its memory devices: "mem0" or "mem0+mem1" */
 };
 
 struct tier_tier {
 	tier_nodemask_t nodes;
 	char nodes_str[48];
 	char reason[384];
+	char kind[8];        /* "cxl" when a CXL region backs one of its nodes, else "node" */
+	char devices[64];    /* those regions' memory devices ("mem0"), or "" */
 };
 
 struct tier_topology {

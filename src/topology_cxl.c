@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include <cxl/libcxl.h>
 #include <dlfcn.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +79,35 @@ static int node_of_range(unsigned long long start, unsigned long long size)
 	return -1;
 }
 
+/* The memory devices of a region: each target names an endpoint decoder;
+ * its port's uport is the memdev (.../endpoint2/uport -> .../mem0). */
+static void region_devs(const char *region, char *out, size_t len)
+{
+	char path[PATH_MAX], dec[64], real[PATH_MAX];
+	size_t n = 0;
+	out[0] = '\0';
+	for (int k = 0; k < 16; k++) {
+		snprintf(path, sizeof(path), "/sys/bus/cxl/devices/%s/target%d", region, k);
+		if (tier_read_file(path, dec, sizeof(dec)) <= 0)
+			break;
+		dec[strcspn(dec, "\n")] = '\0';
+		snprintf(path, sizeof(path), "/sys/bus/cxl/devices/%s", dec);
+		if (!dec[0] || !realpath(path, real))
+			continue;
+		char *slash = strrchr(real, '/');
+		if (!slash)
+			continue;
+		*slash = '\0';
+		snprintf(path, sizeof(path), "%.*s/uport", (int)(sizeof(path) - 7), real);
+		if (!realpath(path, real) || !(slash = strrchr(real, '/')) || strncmp(slash + 1, "mem", 3))
+			continue;
+		size_t l = strlen(slash + 1);
+		if (n + l + 2 > len)
+			break;
+		n += (size_t)snprintf(out + n, len - n, "%s%s", n ? "+" : "", slash + 1);
+	}
+}
+
 static int region_entry(const char *name, void *arg)
 {
 	(void)arg;
@@ -111,6 +141,7 @@ int tier_topology_read_cxl(struct tier_topology *t)
 					continue;
 				snprintf(t->node[node].cxl, sizeof(t->node[node].cxl), "CXL %s (%llu MiB)",
 					 a.reg_name(r), a.reg_size(r) >> 20);
+				region_devs(a.reg_name(r), t->node[node].cxl_devs, sizeof(t->node[node].cxl_devs));
 				found++;
 			}
 		}

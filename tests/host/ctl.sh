@@ -44,7 +44,7 @@ n=$(wc -l <"$tmp/list")
 bad=0
 while read -r name rw type; do
 	case $type in
-	size_t*"(w:"*|float*) # tier.promote/demote, tier.heat.of: need a value
+	size_t*"(w:"*|float*|write-only*) # tier.promote/demote, tier.heat.of, tier.cxl.report: need a value
 		"$TM" ctl $pid "$name" >/dev/null 2>"$tmp/e" && bad=$((bad + 1))
 		grep -q "EINVAL: $name needs a value" "$tmp/e" || { bad=$((bad + 1)); cat "$tmp/e"; } ;;
 	*) "$TM" ctl $pid "$name" >/dev/null 2>"$tmp/e" || { bad=$((bad + 1)); cat "$tmp/e"; } ;;
@@ -60,7 +60,7 @@ while read -r name rw type; do
 	k=${name#*.}
 	case $name in opt.*) continue ;; tier.*) grep -qx "$k" "$tmp/knobnames" && continue ;; esac
 	pat=$(printf %s "$name" | sed -e 's/^tier\.[0-9][0-9]*\./tier.\\fIi\\fB./' \
-		-e 's/^stats\.heat\.[a-z]*\./stats.heat.\\fIsource\\fB./')
+		-e 's/^stats\.heat\.[a-z]*\.\(samples\|faults\|fault_ns\)$/stats.heat.\\fIsource\\fB.\1/')
 	grep -qF -- "$pat" "${top_srcdir:-.}/man/tier_mallctl.3" || { undoc=$((undoc + 1)); diag "undocumented: $name ($pat)"; }
 done <"$tmp/list"
 ok $undoc "every name of --list is in tier_mallctl(3)"

@@ -129,5 +129,8 @@ ok $? "default budget, all sources: DAMON over the budget at its coarsest was sh
 awk -v s="${pct:-100}" 'BEGIN { exit !(s <= 2) }'
 ok $? "default budget, all sources: background costs at steady state ${pct:-?}% of a core, faults and kdamond included (1% asked, VM target 2%); recent share ${share:-?}"
 sed 's/^/# default budget, all sources: /' "$tmp/def"
+
+# --- CXL hot lists (host physical addresses) --------------------------------
+. "$top_srcdir/tests/tiered/guest-cxl.sh"
 rm -rf "$tmp"
 done_testing

@@ -23,7 +23,7 @@ static enum kind kind_of(const char *n)
 {
 	const char *last = strrchr(n, '.');
 	last = last ? last + 1 : n;
-	static const char *const strs[] = {"version", "nodes", "reason", "method", "off_reason"};
+	static const char *const strs[] = {"version", "nodes", "reason", "method", "off_reason", "kind", "devices"};
 	static const char *const bools[] = {"active", "enabled", "migrate", "verbose", "running", "idle",
 					    "advise"};
 	static const char *const uns[] = {"count", "arena", "period_ms", "heat_half_life_ms",

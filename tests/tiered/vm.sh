@@ -44,6 +44,7 @@ guest() { # guest TOPOLOGY SCRIPT ARGS...: the guest's TAP lines, renumbered
 	guest tiered "$top_srcdir/tests/tiered/guest-tiering.sh"
 	guest flat "$top_srcdir/tests/tiered/guest-flat.sh" flat
 	guest three "$top_srcdir/tests/tiered/guest-flat.sh" three
+	guest cxl "$top_srcdir/tests/tiered/guest-cxl-topo.sh"
 } >"$tmp/all"
 # renumber for one plan
 n=0

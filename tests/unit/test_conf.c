@@ -48,8 +48,8 @@ int main(void)
 	tier_settings_default(&def);
 
 	ok(parse("", &s) == 0 && !memcmp(&s, &def, sizeof(s)), "empty string changes nothing");
-	ok(def.enabled && def.migrate && def.fast_limit == SIZE_MAX && def.heat_sources == TIER_SRC_ALL,
-	   "defaults: enabled, migrate, fast_limit unset, all sources");
+	ok(def.enabled && def.migrate && def.fast_limit == SIZE_MAX && def.heat_sources == TIER_SRC_DEFAULT,
+	   "defaults: enabled, migrate, fast_limit unset, all sources but cxl");
 
 	/* sizes */
 	size_ok("0", 0);

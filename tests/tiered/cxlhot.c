@@ -1,0 +1,243 @@
+/* cxlhot: replay CXL hot lists naming one buffer, as a device would.
+ *   cxlhot [-t SECONDS] [-f PATH]
+ *     -f PATH  write the batches to PATH (the file or FIFO named by
+ *              cxl_reports) instead of tier.cxl.report
+ *     -n N     allocate N blocks (default 48; the cxl VM's memory is slow)
+ *     -d MEMDEV:HPA_BASE:DPA_BASE
+ *              name the pages by device address instead (one-way region:
+ *              dpa = hpa - HPA_BASE + DPA_BASE, both hex)
+ *     -c       cold list: another source runs (pagemap); the program
+ *              writes a hot set on node 0 while the lists name A, which
+ *              it never touches: for SECONDS, A must stay where it is
+ *              and the hot set too (the combination rule)
+ * Fills memory until blocks land on a slow node, picks two of them (A
+ * named, B not), then:
+ *   1. writes bad batches to tier.cxl.report (malformed, other version,
+ *      out of range, foreign, duplicate, dpa) and checks the counters and
+ *      that nothing moved;
+ *   2. writes hpa records for A's pages (frames read from
+ *      /proc/self/pagemap: root) every 100 ms until A is on node 0.
+ * Prints "ok ..." / "fail ..." lines; exit 0 when A was promoted and B
+ * and everything else stayed.  Run with heat_sources:cxl. */
+#include <fcntl.h>
+#include <numaif.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tiermalloc.h"
+
+#define BLOCK (2u << 20)
+#define PG 4096u
+#define NBLK_MAX 64
+
+static int node_of(char *p)
+{
+	void *a = p;
+	int st = -1;
+	return move_pages(0, 1, &a, NULL, &st, 0) ? -1 : st;
+}
+
+/* Share of the pages of [p, p+len) on node 0. */
+static double on_fast(char *p, size_t len)
+{
+	int n = 0, k = 0;
+	for (size_t o = 0; o < len; o += PG, k++)
+		n += node_of(p + o) == 0;
+	return k ? (double)n / k : 0;
+}
+
+static uint64_t stat_of(const char *name)
+{
+	uint64_t v = 0;
+	size_t len = sizeof(v);
+	return tier_mallctl(name, &v, &len, NULL, 0) ? UINT64_MAX : v;
+}
+
+static int out_fd = -1;
+
+static int report(const char *text)
+{
+	size_t len = strlen(text);
+	if (out_fd < 0)
+		return tier_mallctl("tier.cxl.report", NULL, NULL, (void *)text, len);
+	if (!len)
+		return -1;
+	return write(out_fd, text, len) == (ssize_t)len ? 0 : -1;
+}
+
+static double now(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + t.tv_nsec / 1e9;
+}
+
+static int fails;
+static void check(int cond, const char *what)
+{
+	printf("%s %s\n", cond ? "ok" : "fail", what);
+	fails += !cond;
+}
+
+int main(int argc, char **argv)
+{
+	double timeout = 30;
+	int opt;
+	const char *path = NULL;
+	int cold = 0, nblk = 48;
+	char memdev[32] = "";
+	unsigned long long hpa_base = 0, dpa_base = 0;
+	while ((opt = getopt(argc, argv, "t:f:cn:d:")) != -1)
+		if (opt == 'c')
+			cold = 1;
+		else if (opt == 'n')
+			nblk = atoi(optarg) > 4 && atoi(optarg) <= NBLK_MAX ? atoi(optarg) : 48;
+		else if (opt == 'd') {
+			if (sscanf(optarg, "%31[^:]:%llx:%llx", memdev, &hpa_base, &dpa_base) != 3)
+				return 2;
+		}
+		else if (opt == 't')
+			timeout = atof(optarg);
+		else if (opt == 'f')
+			path = optarg;
+		else
+			return 2;
+	/* the background thread opens the stream when its sources start */
+	for (int i = 0; i < 200 && stat_of("stats.bg.periods") == 0; i++)
+		usleep(50 * 1000);
+	if (path && (out_fd = open(path, O_WRONLY | O_APPEND)) < 0) {
+		printf("fail: cannot open %s\n", path);
+		return 3;
+	}
+	const char *src = NULL;
+	size_t sl = sizeof(src);
+	tier_mallctl("tier.heat.sources", &src, &sl, NULL, 0);
+	printf("sources: %s\n", src ? src : "?");
+
+	char *all[NBLK_MAX];
+	for (int i = 0; i < nblk; i++) {
+		all[i] = malloc(BLOCK);
+		memset(all[i], 1, BLOCK);
+		/* the whole blocks inside it */
+		all[i] = (char *)(((uintptr_t)all[i] + BLOCK - 1) & ~(uintptr_t)(BLOCK - 1));
+	}
+	char *a = NULL, *b = NULL;
+	for (int i = nblk - 2; i >= 0 && !b; i -= 2)
+		if (on_fast(all[i], BLOCK / 2) == 0 && node_of(all[i]) > 0) {
+			if (!a)
+				a = all[i];
+			else
+				b = all[i];
+		}
+	if (!a || !b) {
+		printf("fail: no two blocks on a slow node\n");
+		return 3;
+	}
+	size_t len = BLOCK / 2; /* the first half of each: whole pages of one block */
+	int fd = open("/proc/self/pagemap", O_RDONLY);
+	uint64_t pm[BLOCK / 2 / PG];
+	if (fd < 0 || pread(fd, pm, sizeof(pm), (off_t)((uintptr_t)a / PG * 8)) != (ssize_t)sizeof(pm) ||
+	    !(pm[0] & ((1ull << 55) - 1))) {
+		printf("fail: no page frames in /proc/self/pagemap (root?)\n");
+		return 3;
+	}
+
+	/* 1. bad batches */
+	uint64_t moved0 = stat_of("stats.promoted_blocks");
+	char buf[4096];
+	uint64_t pa = (pm[0] & ((1ull << 55) - 1)) * PG;
+	check(report("hpa 0x1000 4096 1\n") == 0, "a batch without header is queued");
+	snprintf(buf, sizeof(buf), "tiermalloc-cxl-hotlist v9\nhpa %llx 4096 64\n", (unsigned long long)pa);
+	check(report(buf) == 0, "a batch of another version is queued");
+	snprintf(buf, sizeof(buf),
+		 "tiermalloc-cxl-hotlist v1\n"
+		 "hpa\n"                       /* malformed */
+		 "hpa %llx 4096 lots\n"        /* malformed */
+		 "hpa %llx 4095 1\n"           /* range: unit */
+		 "hpa 10000000000000 4096 1\n" /* range: 2^52 */
+		 "hpa 1000 4096 1\n"           /* foreign: not our memory */
+		 "dpa mem99 0x0 4096 1\n",     /* dpa: no such device */
+		 (unsigned long long)pa, (unsigned long long)pa);
+	check(report(buf) == 0, "a batch of bad records is queued");
+	check(report("") != 0, "an empty batch is refused");
+	usleep(1500 * 1000);
+	printf("# counters: malformed %llu version %llu range %llu foreign %llu dpa %llu accepted %llu\n",
+	       (unsigned long long)stat_of("stats.heat.cxl.rejected_malformed"),
+	       (unsigned long long)stat_of("stats.heat.cxl.rejected_version"),
+	       (unsigned long long)stat_of("stats.heat.cxl.rejected_range"),
+	       (unsigned long long)stat_of("stats.heat.cxl.rejected_foreign"),
+	       (unsigned long long)stat_of("stats.heat.cxl.rejected_dpa"),
+	       (unsigned long long)stat_of("stats.heat.cxl.accepted"));
+	check(stat_of("stats.heat.cxl.rejected_malformed") == 2, "malformed records counted (2)");
+	check(stat_of("stats.heat.cxl.rejected_version") == 3, "records without a valid header, and the v9 header, counted (3)");
+	check(stat_of("stats.heat.cxl.rejected_range") == 2, "out-of-range records counted (2)");
+	check(stat_of("stats.heat.cxl.rejected_foreign") == 1, "foreign records counted (1)");
+	check(stat_of("stats.heat.cxl.rejected_dpa") == 1, "dpa records counted (1)");
+	check(stat_of("stats.heat.cxl.accepted") == 0, "no record accepted");
+	/* with another source running, it may move other blocks meanwhile */
+	check((cold || stat_of("stats.promoted_blocks") == moved0) && on_fast(a, len) == 0 &&
+	      on_fast(b, len) == 0, "bad records moved nothing");
+
+	/* 2. hot lists naming A (and a duplicate of each record) */
+	double t0 = now(), fa = 0;
+	int rounds = 0;
+	char *hot[4];
+	int nhot = 0;
+	for (int i = 0; i < nblk && nhot < 4; i++)
+		if (on_fast(all[i], len) == 1)
+			hot[nhot++] = all[i];
+	if (cold && nhot < 4) {
+		printf("fail: no hot set on node 0 (%d blocks)\n", nhot);
+		return 3;
+	}
+	while (now() - t0 < timeout && (cold || (fa = on_fast(a, len)) < 0.9)) {
+		for (int h = 0; cold && h < nhot; h++)
+			for (size_t o = 0; o < len; o += PG)
+				hot[h][o]++;
+		if (pread(fd, pm, sizeof(pm), (off_t)((uintptr_t)a / PG * 8)) != (ssize_t)sizeof(pm))
+			break;
+		size_t n = (size_t)snprintf(buf, sizeof(buf), "tiermalloc-cxl-hotlist v1\n# round %d\n", rounds);
+		for (size_t p = 0; p < sizeof(pm) / sizeof(*pm) && n + 64 < sizeof(buf); p += 4) {
+			uint64_t pfn = pm[p] & ((1ull << 55) - 1);
+			if (pfn && memdev[0] && pfn * PG >= hpa_base)
+				n += (size_t)snprintf(buf + n, sizeof(buf) - n, "dpa %s %llx 4096 64\n", memdev,
+						      (unsigned long long)(pfn * PG - hpa_base + dpa_base));
+			else if (pfn && !memdev[0])
+				n += (size_t)snprintf(buf + n, sizeof(buf) - n, "hpa %llx 4096 64\n",
+						      (unsigned long long)(pfn * PG));
+		}
+		if (rounds == 0) /* one duplicate */
+			n += (size_t)snprintf(buf + n, sizeof(buf) - n, "hpa %llx 4096 64\n",
+					      (unsigned long long)((pm[0] & ((1ull << 55) - 1)) * PG));
+		report(buf);
+		rounds++;
+		usleep(100 * 1000);
+	}
+	fa = on_fast(a, len);
+	double fb = on_fast(b, len);
+	if (cold) {
+		double fh = 0;
+		for (int h = 0; h < nhot; h++)
+			fh += on_fast(hot[h], len) / nhot;
+		printf("# cold list, %.1f s (%d batches): A %.0f%% on node 0, hot set %.0f%%; accepted %llu, "
+		       "pages given no heat %llu\n", now() - t0, rounds, fa * 100, fh * 100,
+		       (unsigned long long)stat_of("stats.heat.cxl.accepted"),
+		       (unsigned long long)stat_of("stats.heat.cxl.capped_pages"));
+		check(fa == 0, "a list naming cold pages promotes nothing while another source runs");
+		check(fh == 1, "the hot set another source sees stays on node 0");
+		check(stat_of("stats.heat.cxl.accepted") > 0 && stat_of("stats.heat.cxl.capped_pages") > 0,
+		      "the records were ours, and given no heat by the rule");
+		return fails ? 1 : 0;
+	}
+	printf("# after %.1f s (%d batches): A %.0f%% on node 0, B %.0f%%; accepted %llu, duplicate %llu\n",
+	       now() - t0, rounds, fa * 100, fb * 100, (unsigned long long)stat_of("stats.heat.cxl.accepted"),
+	       (unsigned long long)stat_of("stats.heat.cxl.rejected_duplicate"));
+	check(fa >= 0.9, "the buffer the hot lists name is promoted");
+	check(fb == 0, "the other buffer stays on the slow node");
+	check(stat_of("stats.heat.cxl.rejected_duplicate") >= 1, "the duplicate record is counted");
+	return fails ? 1 : 0;
+}

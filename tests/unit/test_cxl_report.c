@@ -1,0 +1,105 @@
+/* CXL hot-list records: the parser's verdicts, and the combination rule
+ * against a list that names cold pages. */
+#include <string.h>
+
+#include "../tap.h"
+#include "cxl_report.h"
+
+#define UNIT 16u /* TIER_HEAT_UNIT */
+
+static enum tier_cxl_line parse(const char *s, int *ver, struct tier_cxl_rec *r)
+{
+	return tier_cxl_parse_line(s, strlen(s), ver, r);
+}
+
+int main(void)
+{
+	struct tier_cxl_rec r;
+	int ver = 0;
+
+	/* header state */
+	ok(parse("hpa 0x100000000 4096 3", &ver, &r) == TIER_CXL_BADVER, "record before a header rejected");
+	ok(parse("tiermalloc-cxl-hotlist v2", &ver, &r) == TIER_CXL_BADVER && ver == 0,
+	   "unknown version rejected");
+	ok(parse("hpa 0x100000000 4096 3", &ver, &r) == TIER_CXL_BADVER, "records after it rejected too");
+	ok(parse("tiermalloc-cxl-hotlist v1", &ver, &r) == TIER_CXL_HDR && ver == 1, "v1 header accepted");
+	ok(parse("tiermalloc-cxl-hotlist", &ver, &r) == TIER_CXL_MALFORMED && ver == 1,
+	   "header without version malformed, state kept");
+	ok(parse("tiermalloc-cxl-hotlist vx", &ver, &r) == TIER_CXL_MALFORMED, "header with bad version malformed");
+
+	/* records */
+	ok(parse("hpa 0x100000000 4096 3", &ver, &r) == TIER_CXL_REC && r.kind == TIER_CXL_HPA &&
+	   r.addr == 0x100000000ull && r.unit == 4096 && r.count == 3, "hpa record parsed");
+	ok(parse("  hpa\t1f000 4096 1\r", &ver, &r) == TIER_CXL_REC && r.addr == 0x1f000,
+	   "hex without 0x, tabs, CR tolerated");
+	ok(parse("dpa mem0 0x200000 2097152 9", &ver, &r) == TIER_CXL_REC && r.kind == TIER_CXL_DPA &&
+	   !strcmp(r.memdev, "mem0") && r.addr == 0x200000 && r.unit == 2097152, "dpa record parsed");
+	ok(parse("", &ver, &r) == TIER_CXL_SKIP && parse("   ", &ver, &r) == TIER_CXL_SKIP &&
+	   parse("# hot list of epoch 7", &ver, &r) == TIER_CXL_SKIP, "blank and comment lines skipped");
+
+	/* malformed */
+	static const char *const bad[] = {
+		"hpa", "hpa 0x1000", "hpa 0x1000 4096", "hpa 0x1000 4096 1 extra", "hpa 0xg000 4096 1",
+		"hpa 0x1000 4k 1", "hpa 0x1000 4096 -1", "hpa 0x1000 4096 1 2 3 4", "HPA 0x1000 4096 1",
+		"dpa 0x1000 4096 1", "dpa mem0123456789012345678901234567890 0x1000 4096 1",
+		"hpa 0x1000 99999999999999999999999 1", "hpa 0x 4096 1", "garbage",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++)
+		ok(parse(bad[i], &ver, &r) == TIER_CXL_MALFORMED, "malformed: \"%s\"", bad[i]);
+
+	/* out of range */
+	static const char *const range[] = {
+		"hpa 0x1000 4095 1",            /* not a power of two */
+		"hpa 0x1000 32 1",              /* below 64 B */
+		"hpa 0x0 2147483648 1",         /* above 1 GiB */
+		"hpa 0x1800 4096 1",            /* not aligned to its unit */
+		"hpa 0x1000 4096 0",            /* count 0 */
+		"hpa 0x10000000000000 4096 1",  /* at 2^52 */
+		"hpa 0xfffffffffffff000 4096 1", /* wraps */
+	};
+	for (size_t i = 0; i < sizeof(range) / sizeof(*range); i++)
+		ok(parse(range[i], &ver, &r) == TIER_CXL_RANGE, "out of range: \"%s\"", range[i]);
+	ok(parse("hpa 0xffffffffff000 4096 1", &ver, &r) == TIER_CXL_REC, "last page below 2^52 accepted");
+
+	/* device to host offsets: one way is the identity; two ways at 256 B
+	 * alternate granules between the devices */
+	ok(tier_cxl_dpa_to_hpa_offset(0x12345, 1, 256, 0) == 0x12345, "1 way: identity");
+	ok(tier_cxl_dpa_to_hpa_offset(0, 2, 256, 1) == 256 && tier_cxl_dpa_to_hpa_offset(256, 2, 256, 0) == 512 &&
+	   tier_cxl_dpa_to_hpa_offset(256 + 17, 2, 256, 1) == 768 + 17,
+	   "2 ways, 256 B: position 1 starts at 256, granule 1 of position 0 at 512, offsets kept");
+
+	/* the combination rule: alone, a record is believed */
+	ok(tier_cxl_weight(3, false, true, 0, UNIT) == 3 * UNIT, "alone: count accesses");
+	ok(tier_cxl_weight(3, false, false, 0, UNIT) == 3 * UNIT, "alone: fast blocks keep their heat");
+	ok(tier_cxl_weight(1000000, false, true, 0, UNIT) == 64 * UNIT, "alone: count capped");
+	/* with other sources: only slow blocks, at most what they see */
+	ok(tier_cxl_weight(5, true, false, 9.0f, UNIT) == 0, "with others: nothing on the fast tier");
+	ok(tier_cxl_weight(5, true, true, 0.0f, UNIT) == 0, "with others: nothing where they see no access");
+	ok(tier_cxl_weight(5, true, true, 2.0f, UNIT) == 2 * UNIT, "with others: capped at their rate");
+	ok(tier_cxl_weight(1, true, true, 2.0f, UNIT) == 1 * UNIT, "with others: below the cap unchanged");
+
+	/* A hot list naming only cold pages, with another source that sees a
+	 * hot set on the fast tier: no cold slow block may reach the heat
+	 * the policy needs to displace the hot set (hysteresis 2). */
+	struct { float other; bool slow; bool listed; } blk[] = {
+		{8.0f, false, false}, {6.0f, false, false}, {5.0f, false, false}, /* hot set, fast */
+		{0.0f, true, true},   {0.0f, true, true},   {0.1f, true, true},   /* cold, listed */
+		{0.0f, true, false},  {0.2f, false, true},                        /* cold, fast, listed */
+	};
+	float coldest_hot = 5.0f, hysteresis = 2.0f;
+	bool displaced = false;
+	for (size_t i = 0; i < sizeof(blk) / sizeof(*blk); i++) {
+		float heat = blk[i].other;
+		if (blk[i].listed)
+			heat += (float)tier_cxl_weight(64, true, blk[i].slow, blk[i].other, UNIT) / UNIT;
+		if (blk[i].slow && heat >= hysteresis * coldest_hot)
+			displaced = true;
+		if (!blk[i].slow && i >= 3 && heat > blk[i].other)
+			displaced = true; /* fast blocks gain nothing */
+	}
+	ok(!displaced, "a list of cold pages displaces nothing another source sees hot");
+	/* and alone, the same list promotes what it names */
+	ok(tier_cxl_weight(64, false, true, 0.0f, UNIT) / UNIT >= hysteresis * 0.0f + 1,
+	   "alone, the listed pages get heat");
+	return done();
+}
