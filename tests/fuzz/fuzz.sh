@@ -2,13 +2,12 @@
 # libFuzzer over bad input (clang, -fsanitize=fuzzer,address,undefined):
 #   conf  TIERMALLOC_CONF parsing (src/conf.c, src/knobs.c)
 #   ctl   tier_mallctl names and values, the whole library built in
+#   cxl   CXL hot-list lines (src/cxl_report.c), as the cxl source reads them
 # Each target first replays its seeds (tests/fuzz/corpus/T) and every input
 # that once found a bug (tests/fuzz/regress/T), then fuzzes for
 # FUZZ_SECONDS (default 10; .ci/run asks 25; 0: replay only).  A finding
 # leaves .fuzz/crash-T-* : fix it in src/, then copy the input into
 # tests/fuzz/regress/T/ so it is replayed from then on.
-# There is no CXL report-stream parser in src/ (no heat_cxl source yet):
-# nothing to fuzz there.
 . "${top_srcdir:-.}/tests/lib.sh"
 CLANG=${CLANG:-clang}
 SECS=${FUZZ_SECONDS:-10}
@@ -38,10 +37,11 @@ build() { # build NAME SOURCES... : rebuilt when a source is newer
 		-ldl -lm 2>"$out/build-$name.log"
 }
 total=0
-for t in conf ctl; do
+for t in conf ctl cxl; do
 	case $t in
 	conf) srcs="$F/fuzz_conf.c $top_srcdir/src/conf.c $top_srcdir/src/knobs.c $top_srcdir/src/log.c" ;;
 	ctl) srcs="$F/fuzz_ctl.c $lib" ;;
+	cxl) srcs="$F/fuzz_cxl.c $top_srcdir/src/cxl_report.c" ;;
 	esac
 	# shellcheck disable=SC2086
 	build $t $srcs
