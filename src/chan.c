@@ -39,21 +39,6 @@ static uint64_t rate_t, rate_prom, rate_dem;
 
 /* /proc/PID/stat field 22 (start time in clock ticks since boot): a pid
  * reused by another process has another start time. */
-static unsigned long long start_time(long pid)
-{
-	char path[64], buf[1024];
-	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
-	if (tier_read_file(path, buf, sizeof(buf)) <= 0)
-		return 0;
-	char *p = strrchr(buf, ')');
-	if (!p)
-		return 0;
-	int field = 2;
-	for (; *p && field < 22; p++)
-		if (*p == ' ')
-			field++;
-	return strtoull(p, NULL, 10);
-}
 
 /* Channels of processes that are gone (SIGKILL leaves them behind). */
 static void sweep(int dir)
@@ -78,7 +63,7 @@ static void sweep(int dir)
 			continue;
 		if (pid <= 0 || pid == getpid())
 			continue;
-		if (start_time(pid) != st) /* dead, or the pid now belongs to another process */
+		if (tier_proc_start_time(pid) != st) /* dead, or the pid now belongs to another process */
 			unlinkat(dir, e->d_name, 0);
 	}
 	closedir(d);
@@ -96,7 +81,7 @@ static void create(void)
 	}
 	sweep(dir);
 	long pid = getpid();
-	unsigned long long st = start_time(pid);
+	unsigned long long st = tier_proc_start_time(pid);
 	snprintf(name, sizeof(name), "%ld-%llu" TIER_CHAN_SUFFIX, pid, st);
 	/* an existing file of this name is ours: left by this very process
 	 * before an exec */

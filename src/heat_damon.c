@@ -72,22 +72,6 @@ static struct {
 	_Atomic uint64_t thread_ns; /* the query thread's CPU */
 } dm = {.kd = -1, .lockfd = -1, .samples = AGGR_US_AT(0) / SAMPLE_US(0)};
 
-static unsigned long long start_time(long pid)
-{
-	char path[64], buf[1024];
-	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
-	if (tier_read_file(path, buf, sizeof(buf)) <= 0)
-		return 0;
-	char *p = strrchr(buf, ')');
-	if (!p)
-		return 0;
-	/* field 22; p is at the end of field 2 */
-	int field = 2;
-	for (; *p && field < 22; p++)
-		if (*p == ' ')
-			field++;
-	return strtoull(p, NULL, 10);
-}
 
 /* The lock and the member list live in root's machine-wide runtime
  * directory (/run/tiermalloc, else /dev/shm/tiermalloc-0: every root
@@ -164,7 +148,7 @@ static void prune(struct state *s)
 	int k = 0;
 	for (int i = 0; i < s->n; i++) {
 		bool alive = (kill((pid_t)s->m[i].pid, 0) == 0 || errno == EPERM) &&
-			     start_time(s->m[i].pid) == s->m[i].start;
+			     tier_proc_start_time(s->m[i].pid) == s->m[i].start;
 		if (alive)
 			s->m[k++] = s->m[i];
 	}
@@ -335,7 +319,7 @@ static int damon_start(char *why, size_t len)
 	prune(&s);
 	int rc = pick_kdamond(&s, why, len);
 	if (rc == 0) {
-		dm.my_start = start_time(self);
+		dm.my_start = tier_proc_start_time(self);
 		if (s.n < MAX_MEMBERS)
 			s.m[s.n++] = (struct member){self, dm.my_start, dm.level};
 		int e = configure(&s);

@@ -2,6 +2,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -101,4 +102,21 @@ int tier_dir_fd_each(int fd, int (*fn)(const char *name, void *arg), void *arg)
 				return ret;
 		}
 	}
+}
+
+unsigned long long tier_proc_start_time(long pid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	if (tier_read_file(path, buf, sizeof(buf)) <= 0)
+		return 0;
+	char *p = strrchr(buf, ')'); /* comm may hold spaces and ')' */
+	if (!p)
+		return 0;
+	/* field 22; p is at the end of field 2 */
+	int field = 2;
+	for (; *p && field < 22; p++)
+		if (*p == ' ')
+			field++;
+	return strtoull(p, NULL, 10);
 }

@@ -9,6 +9,10 @@
 /* Read a whole file into buf (NUL-terminated, trailing newline stripped).
  * Returns the length, or -1 (errno set). */
 long tier_read_file(const char *path, char *buf, size_t len);
+/* A process's start time (field 22 of /proc/PID/stat, clock ticks since
+ * boot): with the pid, it names the process even after pid reuse.  0 when
+ * unreadable. */
+unsigned long long tier_proc_start_time(long pid);
 /* Read one integer; returns 0 on success. */
 int tier_read_long(const char *path, long long *out);
 /* The same, path relative to an open directory: many small files under

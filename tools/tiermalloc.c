@@ -159,21 +159,6 @@ static int cmd_run(int argc, char **argv)
 
 /* ------------------------------------------------------------ processes */
 
-static unsigned long long start_time(long pid)
-{
-	char path[64], buf[1024];
-	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
-	if (tier_read_file(path, buf, sizeof(buf)) <= 0)
-		return 0;
-	char *p = strrchr(buf, ')');
-	if (!p)
-		return 0;
-	int field = 2;
-	for (; *p && field < 22; p++)
-		if (*p == ' ')
-			field++;
-	return strtoull(p, NULL, 10);
-}
 
 static void comm_of(long pid, char *buf, size_t len)
 {
@@ -269,7 +254,7 @@ static void chan_open(long pid, struct chan_ref *r)
 		die(1, "%ld: no such process", pid);
 	if (st.st_uid != geteuid() && geteuid() != 0)
 		die(1, "%ld: belongs to another user (uid %u): refused", pid, (unsigned)st.st_uid);
-	unsigned long long start = start_time(pid);
+	unsigned long long start = tier_proc_start_time(pid);
 	char suffix[64];
 	snprintf(suffix, sizeof(suffix), "/%ld-%llu" TIER_CHAN_SUFFIX, pid, start);
 	r->pid = pid;
@@ -367,7 +352,7 @@ static int request(struct chan_ref *r, uint32_t kind, uint32_t arg, const char *
 	for (;;) {
 		if (atomic_load_explicit(&c->state, memory_order_acquire) == TIER_CHAN_ANSWERED && c->ans_id == id)
 			break;
-		if (now_ns() > deadline || start_time(r->pid) != c->start) {
+		if (now_ns() > deadline || tier_proc_start_time(r->pid) != c->start) {
 			/* the slot stays as it is: the process may still answer, and
 			 * the answer is taken over as stale later */
 			snprintf(reply, 64, "no answer");
@@ -491,7 +476,7 @@ static int cmd_stat(int argc, char **argv)
 		struct tier_chan_snap s;
 		int e = request(&r, TIER_REQ_STATS, json, "", reply, NULL);
 		if (e && e != E2BIG) {
-			if (start_time(pid) != r.c->start)
+			if (tier_proc_start_time(pid) != r.c->start)
 				die(1, "%ld: exited", pid);
 			die(1, "%ld: %s", pid, reply);
 		}
@@ -547,7 +532,7 @@ static int scan(struct top_line *out, int max, int *cleaned)
 		 * mapped (the process exec'd a program without tiermalloc); a
 		 * file made in the last seconds may not be mapped yet */
 		struct stat sb;
-		bool dead = start_time(pid) != st;
+		bool dead = tier_proc_start_time(pid) != st;
 		bool unmapped = !dead && maps_has(pid, needle, NULL, 0) == 0 && lstat(path, &sb) == 0 &&
 				sb.st_ctime + 5 < time(NULL);
 		if (dead || unmapped) {
