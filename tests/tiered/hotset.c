@@ -7,10 +7,13 @@
  *   hotset [-s] [-t SECONDS] [-c SECONDS] [-y USEC] TOTAL_MIB HOT_MIB
  *     -c: then keep touching that long, reporting the background thread's CPU
  *     -y: sleep USEC after each round over the hot set (leaves CPU to others)
+ *     -w: before that window, keep touching until tier.heat.sources holds
+ *         the text given (up to 60 s): the budget has settled the sources
  * Output lines: "phase N reached F% after S s" or "phase N timeout F%". */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <numaif.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,6 +96,17 @@ static void progress(double t, double f)
 	fflush(stdout);
 }
 
+static uint64_t stat_u64(const char *name)
+{
+	int (*ctl)(const char *, void *, size_t *, void *, size_t) =
+		(int (*)(const char *, void *, size_t *, void *, size_t))dlsym(RTLD_DEFAULT, "tier_mallctl");
+	uint64_t v = 0;
+	size_t l = sizeof(v);
+	if (ctl)
+		ctl(name, &v, &l, NULL, 0);
+	return v;
+}
+
 /* All the background costs tiermalloc counts against its budget: its
  * threads, its share of kdamond, the write faults it caused. */
 static uint64_t bg_cpu_ns(void)
@@ -112,19 +126,42 @@ static uint64_t bg_cpu_ns(void)
 
 /* Keep touching hot for secs: the background thread's CPU share at a
  * steady state (nothing left to move). */
+static const char *settled; /* -w: text tier.heat.sources must hold first */
+
+static bool sources_hold(const char *text)
+{
+	int (*ctl)(const char *, void *, size_t *, void *, size_t) =
+		(int (*)(const char *, void *, size_t *, void *, size_t))dlsym(RTLD_DEFAULT, "tier_mallctl");
+	const char *s = NULL;
+	size_t l = sizeof(s);
+	return ctl && ctl("tier.heat.sources", &s, &l, NULL, 0) == 0 && s && strstr(s, text);
+}
+
 static void steady(char **hot, int n, double secs)
 {
 	unsigned round = 0;
 	double t0 = now();
 	while (now() - t0 < 2) /* let the last moves settle first */
 		touch(hot, n, round++);
-	uint64_t c0 = bg_cpu_ns();
+	if (settled) {
+		double w0 = now();
+		bool held;
+		while (!(held = sources_hold(settled)) && now() - w0 < 60)
+			touch(hot, n, round++);
+		printf("sources %s \"%s\" after %.1f s more\n", held ? "hold" : "still lack", settled,
+		       now() - w0);
+	}
+	uint64_t c0 = bg_cpu_ns(), m0 = stat_u64("stats.migrate_ns");
+	uint64_t p0 = stat_u64("stats.promoted_bytes") + stat_u64("stats.demoted_bytes");
 	t0 = now();
 	while (now() - t0 < secs)
 		touch(hot, n, round++);
 	double dt = now() - t0;
-	printf("steady: background costs (threads, kdamond share, faults) %.2f%% of a core over %.1f s\n",
-	       (double)(bg_cpu_ns() - c0) / 1e9 / dt * 100, dt);
+	uint64_t moved = stat_u64("stats.promoted_bytes") + stat_u64("stats.demoted_bytes") - p0;
+	printf("steady: background costs (threads, kdamond share, faults) %.2f%% of a core over %.1f s"
+	       " (%llu MiB moved, migration %.2f%%)\n",
+	       (double)(bg_cpu_ns() - c0) / 1e9 / dt * 100, dt, (unsigned long long)(moved >> 20),
+	       (double)(stat_u64("stats.migrate_ns") - m0) / 1e9 / dt * 100);
 }
 
 /* On a timeout: which hot blocks stayed slow, and tiermalloc's counters. */
@@ -180,7 +217,7 @@ int main(int argc, char **argv)
 {
 	int shift = 0, opt;
 	double timeout = 20, steady_secs = 0;
-	while ((opt = getopt(argc, argv, "svt:c:y:")) != -1) {
+	while ((opt = getopt(argc, argv, "svt:c:y:w:")) != -1) {
 		if (opt == 's')
 			shift = 1;
 		else if (opt == 'v')
@@ -191,6 +228,8 @@ int main(int argc, char **argv)
 			steady_secs = atof(optarg);
 		else if (opt == 'y')
 			pace_us = atoi(optarg);
+		else if (opt == 'w')
+			settled = optarg;
 		else
 			return 2;
 	}

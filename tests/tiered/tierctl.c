@@ -5,6 +5,8 @@
  *   tierctl -W ...            first wait (up to 20 s) until the background
  *                             thread has run a period (its sources started)
  *   tierctl -S SECONDS ...    first sleep that long
+ *   tierctl -U SECS NAME TEXT  wait (up to SECS) until the string NAME holds
+ *                             TEXT; prints the value and the wait, or fails
  * The options and names run in the order given, and may alternate.
  * Exit status 1 with a message when a name fails. */
 #include <errno.h>
@@ -13,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tiermalloc.h"
@@ -49,6 +52,13 @@ static enum kind kind_of(const char *n)
 	if (!strcmp(n, "tier.heat.sources"))
 		return K_STR;
 	return K_SIZE;
+}
+
+static double mono(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
 static int write_knob(const char *arg)
@@ -114,6 +124,28 @@ int main(int argc, char **argv)
 			}
 		} else if (!strcmp(argv[i], "-S") && i + 1 < argc) {
 			usleep((useconds_t)(atof(argv[++i]) * 1e6));
+		} else if (!strcmp(argv[i], "-U") && i + 3 < argc) {
+			double secs = atof(argv[i + 1]), t0 = mono(), waited = 0;
+			const char *name = argv[i + 2], *text = argv[i + 3], *v = NULL;
+			i += 3;
+			for (;;) {
+				size_t l = sizeof(v);
+				if (tier_mallctl(name, &v, &l, NULL, 0) == 0 && v && strstr(v, text))
+					break;
+				if (waited >= secs) {
+					v = NULL;
+					break;
+				}
+				usleep(100000);
+				waited = mono() - t0;
+			}
+			if (v) {
+				printf("%s (after %.1f s)\n", v, waited);
+			} else {
+				printf("no \"%s\" in %s after %.0f s\n", text, name, secs);
+				rc = 1;
+			}
+			fflush(stdout);
 		} else if (!strcmp(argv[i], "-w") && i + 1 < argc) {
 			int e = write_knob(argv[++i]);
 			if (e) {
