@@ -3,24 +3,9 @@
 # guest-side checks there.  A VM that fails to boot, panics or hangs yields
 # a failing TAP line, never a pass.
 . "${top_srcdir:-.}/tests/lib.sh"
-RUN="$top_srcdir/tests/vm/run"
+. "$top_srcdir/tests/vmhost.sh"
 # one VM suite at a time: see selftest.sh
-exec 9>"$top_builddir/.vm.lock"
-flock 9
-export top_srcdir top_builddir TIERMALLOC_LIB
-tmp=$(mktemp -d "${top_builddir}/.vmtest.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-
-# sort input and its expected output, made on the host
-${PYTHON3:-python3} -c '
-import random, sys
-r = random.Random(11)
-with open(sys.argv[1], "w") as f:
-    for i in range(400000):
-        f.write("%012x %s\n" % (r.getrandbits(48), "y" * r.randrange(1, 30)))
-' "$tmp/sort.in"
-LC_ALL=C sort "$tmp/sort.in" >"$tmp/sort.out"
-export SORT_IN="$tmp/sort.in" SORT_OUT="$tmp/sort.out" LC_ALL=C
+vm_host_setup 11 400000 y
 
 guest() { # guest TOPOLOGY SCRIPT ARGS...: the guest's TAP lines, renumbered
 	topo=$1
