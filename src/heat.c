@@ -268,10 +268,13 @@ int tier_heat_shed(double budget)
 	if (pick < 0 || share <= budget)
 		return -1;
 	sources[pick]->pause(true);
-	tier_heat_stats.state[pick] = TIER_SRC_SHED;
+	/* the why before the state: readers (tier_mallctl, other threads)
+	 * that see the state find its why written */
 	snprintf(tier_heat_stats.why[pick], sizeof(tier_heat_stats.why[pick]),
 		 "shed: %.1f%% of a core alone at its coarsest, over bg_cpu %.1f%%",
 		 100 * share, 100 * budget);
+	atomic_thread_fence(memory_order_release);
+	tier_heat_stats.state[pick] = TIER_SRC_SHED;
 	if (tier_settings.verbose)
 		tier_log("heat source %s paused: %s (raise bg_cpu to resume)", tier_source_name((unsigned)pick),
 			 tier_heat_stats.why[pick]);
@@ -283,6 +286,7 @@ void tier_heat_unshed(void)
 	for (int i = 0; i < TIER_SRC_COUNT; i++)
 		if (tier_heat_stats.state[i] == TIER_SRC_SHED) {
 			tier_heat_stats.state[i] = TIER_SRC_RUNNING;
+			atomic_thread_fence(memory_order_release);
 			tier_heat_stats.why[i][0] = '\0';
 			sources[i]->pause(false);
 		}
