@@ -99,6 +99,42 @@ uint64_t tier_cxl_dpa_to_hpa_offset(uint64_t off, unsigned ways, uint64_t gran, 
 	return ((off / gran) * ways + pos) * gran + off % gran;
 }
 
+static uint64_t le(const unsigned char *p, int n)
+{
+	uint64_t v = 0;
+	for (int i = n - 1; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+enum tier_cxl_arith tier_cxl_cedt_arith(const unsigned char *cedt, size_t len, uint64_t base, uint64_t size)
+{
+	/* ACPI header (36 bytes: "CEDT", u32 length, ...), then subtables:
+	 * u8 type, u8 reserved, u16 length.  CFMWS (type 1): u64 base at 8,
+	 * u64 size at 16, u8 encoded ways at 24, u8 arithmetic at 25. */
+	if (!cedt || len < 36 || memcmp(cedt, "CEDT", 4))
+		return TIER_CXL_ARITH_UNKNOWN;
+	uint64_t total = le(cedt + 4, 4);
+	if (total < len)
+		len = (size_t)total;
+	for (size_t off = 36; off + 4 <= len;) {
+		const unsigned char *t = cedt + off;
+		size_t tl = (size_t)le(t + 2, 2);
+		if (tl < 4 || off + tl > len)
+			return TIER_CXL_ARITH_UNKNOWN;
+		if (t[0] == 1 && tl >= 36 && le(t + 8, 8) == base && le(t + 16, 8) == size)
+			return t[25] == 0 ? TIER_CXL_ARITH_MODULO : t[25] == 1 ? TIER_CXL_ARITH_XOR
+									   : TIER_CXL_ARITH_UNKNOWN;
+		off += tl;
+	}
+	return TIER_CXL_ARITH_UNKNOWN;
+}
+
+bool tier_cxl_interleave_ok(unsigned root_ways, enum tier_cxl_arith a)
+{
+	return root_ways <= 1 || a == TIER_CXL_ARITH_MODULO;
+}
+
 uint32_t tier_cxl_weight(uint64_t count, bool others_running, bool on_slow, float other_rate,
                          uint32_t unit_weight)
 {

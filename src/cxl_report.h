@@ -57,6 +57,23 @@ enum tier_cxl_line tier_cxl_parse_line(const char *line, size_t len, int *versio
  * ways, interleaved every gran bytes. */
 uint64_t tier_cxl_dpa_to_hpa_offset(uint64_t off, unsigned ways, uint64_t gran, unsigned pos);
 
+/* Interleave arithmetic.  A region interleaved across host bridges takes
+ * its host-bridge arithmetic from the platform's fixed memory window (ACPI
+ * CEDT, CFMWS "Interleave Arithmetic": 0 modulo, 1 modulo-XOR); the
+ * kernel's sysfs does not show it (6.12), so it is read from the table.
+ * Below the root (switches, devices) decoding is always modulo. */
+enum tier_cxl_arith { TIER_CXL_ARITH_UNKNOWN = -1, TIER_CXL_ARITH_MODULO = 0, TIER_CXL_ARITH_XOR = 1 };
+/* The arithmetic of the window [base, base+size) among the CFMWS entries
+ * of a CEDT table (len bytes, as in /sys/firmware/acpi/tables/CEDT);
+ * UNKNOWN when the table is malformed, has no such window, or names an
+ * arithmetic we do not know. */
+enum tier_cxl_arith tier_cxl_cedt_arith(const unsigned char *cedt, size_t len, uint64_t base, uint64_t size);
+/* Whether tier_cxl_dpa_to_hpa_offset translates a region whose root
+ * decoder interleaves root_ways host bridges with arithmetic a: one way
+ * needs no arithmetic; more need modulo (XOR, or not knowing, is refused
+ * rather than mistranslated). */
+bool tier_cxl_interleave_ok(unsigned root_ways, enum tier_cxl_arith a);
+
 /* The combination rule: the weight (TIER_HEAT_UNIT units per page, 16 =
  * one access per period) that a record of `count` adds to a block.
  *   cxl alone: count (capped at TIER_CXL_COUNT_CAP) accesses;

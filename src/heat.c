@@ -488,6 +488,9 @@ void tier_heat_report(int src, uintptr_t addr, size_t len, uint32_t weight)
 
 void tier_heat_gone(struct tier_mapping *m)
 {
+	for (int i = 0; i < TIER_SRC_COUNT; i++)
+		if (started(i) && sources[i]->gone)
+			sources[i]->gone(m);
 	for (uint32_t i = 0; i < ntouched; i++)
 		if (touched[i].m == m)
 			touched[i].m = NULL;

@@ -59,6 +59,9 @@ struct tier_heat_ops {
 	uint64_t (*cost_ns)(int kind);
 	/* Whether it sees loads (reads) and not only stores. */
 	bool sees_reads;
+	/* Optional: mapping m is being freed: drop references into it
+	 * (background thread, from the registry's reclaim). */
+	void (*gone)(struct tier_mapping *m);
 };
 
 /* Costs outside the background thread: CPU of a source's own threads, its

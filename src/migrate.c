@@ -63,6 +63,8 @@ static uint64_t move_block_pages(struct tier_mapping *m, uint32_t b, int to)
 		failed = n;
 	}
 	atomic_fetch_add(&tier_migrate_stats.moved_pages, moved);
+	if (n)
+		atomic_fetch_add_explicit(&m->blocks[b].moves, 1, memory_order_relaxed);
 	m->blocks[b].stragglers = failed ? MIGRATE_RETRIES : 0;
 	return failed;
 }

@@ -28,6 +28,8 @@ struct tier_block {
 	_Atomic uint32_t pins;     /* tier_pin nesting count */
 	_Atomic uint32_t samples[5]; /* per heat source (TIER_SRC_*), since the last fold */
 	_Atomic uint32_t placements; /* times the block was placed afresh (hooks) */
+	_Atomic uint32_t moves;      /* times the migrator moved its pages: whoever caches
+				      * where they are (the cxl source's frames) reads again */
 	/* The rest belongs to the background thread (under the balance lock). */
 	float heat;                /* sum over sources of rate - floor: what the policy ranks */
 	float rate[5];             /* per source: moving average of accesses per page per period */
@@ -38,6 +40,7 @@ struct tier_block {
 	uint32_t moved_epoch;      /* period of the last migration (hysteresis) */
 	uint32_t stragglers;       /* retries left for pages a migration could not move */
 	uint32_t list_idx;         /* index in the heat list named by flags */
+	uint32_t cxl_slot;         /* the cxl source's reverse-map slot (checked before use) */
 	uint16_t hist_pages;       /* pages counted in the heat histogram */
 	uint16_t seen_pages;       /* pages counted in the advisor's slot */
 	uint16_t pull_first;       /* pull sources: the armed slice, in pages (pull_pages 0: none) */

@@ -68,6 +68,44 @@ int main(void)
 	   tier_cxl_dpa_to_hpa_offset(256 + 17, 2, 256, 1) == 768 + 17,
 	   "2 ways, 256 B: position 1 starts at 256, granule 1 of position 0 at 512, offsets kept");
 
+	/* interleave arithmetic: a CEDT with a host bridge (CHBS) and two
+	 * windows (CFMWS), one modulo, one XOR */
+	unsigned char cedt[36 + 32 + 40 + 40];
+	memset(cedt, 0, sizeof(cedt));
+	memcpy(cedt, "CEDT", 4);
+	cedt[4] = sizeof(cedt);
+	unsigned char *t = cedt + 36;
+	t[0] = 0, t[2] = 32;                          /* CHBS */
+	t += 32;
+	t[0] = 1, t[2] = 40;                          /* CFMWS: 0x1000000000, 8 GiB, modulo */
+	t[12] = 0x10, t[20] = 0x02, t[24] = 1, t[25] = 0;
+	t += 40;
+	t[0] = 1, t[2] = 40;                          /* CFMWS: 0x2000000000, 8 GiB, XOR */
+	t[12] = 0x20, t[20] = 0x02, t[24] = 1, t[25] = 1;
+	ok(tier_cxl_cedt_arith(cedt, sizeof(cedt), 0x1000000000ull, 0x200000000ull) == TIER_CXL_ARITH_MODULO,
+	   "CEDT: the modulo window found");
+	ok(tier_cxl_cedt_arith(cedt, sizeof(cedt), 0x2000000000ull, 0x200000000ull) == TIER_CXL_ARITH_XOR,
+	   "CEDT: the XOR window found");
+	ok(tier_cxl_cedt_arith(cedt, sizeof(cedt), 0x3000000000ull, 0x200000000ull) == TIER_CXL_ARITH_UNKNOWN &&
+	   tier_cxl_cedt_arith(cedt, sizeof(cedt), 0x1000000000ull, 0x100000000ull) == TIER_CXL_ARITH_UNKNOWN,
+	   "CEDT: no such window (base or size differ): unknown");
+	ok(tier_cxl_cedt_arith(cedt, 36 + 32 + 20, 0x1000000000ull, 0x200000000ull) == TIER_CXL_ARITH_UNKNOWN,
+	   "CEDT: a subtable cut short: unknown");
+	cedt[36 + 32 + 2] = 2; /* a subtable length below its header: no endless loop */
+	ok(tier_cxl_cedt_arith(cedt, sizeof(cedt), 0x1000000000ull, 0x200000000ull) == TIER_CXL_ARITH_UNKNOWN,
+	   "CEDT: a subtable length under 4: unknown");
+	cedt[36 + 32 + 2] = 40;
+	cedt[36 + 32 + 25] = 7;
+	ok(tier_cxl_cedt_arith(cedt, sizeof(cedt), 0x1000000000ull, 0x200000000ull) == TIER_CXL_ARITH_UNKNOWN,
+	   "CEDT: an arithmetic we do not know: unknown");
+	ok(tier_cxl_cedt_arith((const unsigned char *)"DSDT", 4, 0, 0) == TIER_CXL_ARITH_UNKNOWN,
+	   "not a CEDT: unknown");
+	ok(tier_cxl_interleave_ok(1, TIER_CXL_ARITH_UNKNOWN) && tier_cxl_interleave_ok(1, TIER_CXL_ARITH_XOR),
+	   "one host bridge: translated whatever the arithmetic");
+	ok(tier_cxl_interleave_ok(2, TIER_CXL_ARITH_MODULO), "two host bridges, modulo: translated");
+	ok(!tier_cxl_interleave_ok(2, TIER_CXL_ARITH_XOR) && !tier_cxl_interleave_ok(4, TIER_CXL_ARITH_UNKNOWN),
+	   "two or more host bridges, XOR or unknown: refused");
+
 	/* the combination rule: alone, a record is believed */
 	ok(tier_cxl_weight(3, false, true, 0, UNIT) == 3 * UNIT, "alone: count accesses");
 	ok(tier_cxl_weight(3, false, false, 0, UNIT) == 3 * UNIT, "alone: fast blocks keep their heat");
