@@ -205,7 +205,7 @@ static int h_demote(const struct req *r, long i, const struct tier_knob *k)
 	return h_move(r, false);
 }
 
-static char sources_line[512];
+static char sources_line[768];
 static int h_sources(const struct req *r, long i, const struct tier_knob *k)
 {
 	(void)i, (void)k;
@@ -305,14 +305,24 @@ static int h_cxl_report(const struct req *r, long i, const struct tier_knob *k)
 /* stats.heat.cxl.<counter> */
 static const char *const cxl_names[] = {"bytes", "accepted", "rejected_malformed", "rejected_version",
 					"rejected_range", "rejected_foreign", "rejected_duplicate",
-					"rejected_dpa", "capped_pages", "dropped_bytes"};
+					"rejected_dpa", "capped_pages", "dropped_bytes",
+					/* the reverse map, its costs, the regions */
+					"map_reads", "map_checks", "map_stale", "map_full", "map_pages",
+					"resolves", "resolve_ns", "region_reads", "region_changes",
+					"regions_refused", "rejected_interleave"};
 static _Atomic uint64_t *cxl_counter(size_t i)
 {
 	_Atomic uint64_t *const c[] = {&tier_cxl_stats.bytes, &tier_cxl_stats.accepted,
 				       &tier_cxl_stats.rejected_malformed, &tier_cxl_stats.rejected_version,
 				       &tier_cxl_stats.rejected_range, &tier_cxl_stats.rejected_foreign,
 				       &tier_cxl_stats.rejected_duplicate, &tier_cxl_stats.rejected_dpa,
-				       &tier_cxl_stats.capped_pages, &tier_cxl_stats.dropped_bytes};
+				       &tier_cxl_stats.capped_pages, &tier_cxl_stats.dropped_bytes,
+				       &tier_cxl_stats.map_reads, &tier_cxl_stats.map_checks,
+				       &tier_cxl_stats.map_stale, &tier_cxl_stats.map_full,
+				       &tier_cxl_stats.map_pages, &tier_cxl_stats.resolves,
+				       &tier_cxl_stats.resolve_ns, &tier_cxl_stats.region_reads,
+				       &tier_cxl_stats.region_changes, &tier_cxl_stats.regions_refused,
+				       &tier_cxl_stats.rejected_interleave};
 	_Static_assert(sizeof(c) / sizeof(*c) == sizeof(cxl_names) / sizeof(*cxl_names), "one name each");
 	return c[i];
 }

@@ -41,7 +41,7 @@ void tier_heat_start(unsigned mask)
 		}
 		if (started(i))
 			continue;
-		char why[96] = "";
+		char why[160] = "";
 		/* recency is the last resort: with a source that sees accesses,
 		 * every fresh block would just look hot for a while */
 		if (i == TIER_SRC_RECENCY && (tier_heat_running() & ~(1u << TIER_SRC_RECENCY | 1u << TIER_SRC_CXL))) {
@@ -340,8 +340,14 @@ void tier_heat_describe(char *buf, size_t len)
 		if (!running(i) && tier_heat_stats.state[i] != TIER_SRC_STOPPED)
 			n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "; %s: %s",
 					      tier_source_name((unsigned)i), tier_heat_stats.why[i]);
-	/* nobody should believe read-hot data is tracked when it is not */
-	if (nrun && !tier_heat_sees_reads())
+	/* nobody should believe read-hot data is tracked when it is not; CXL
+	 * hot lists count what their producer counts (a CHMU: reads, writes
+	 * or both, as configured), which this process cannot know */
+	if (nrun && !tier_heat_sees_reads() && running(TIER_SRC_CXL))
+		snprintf(buf + n, n < len ? len - n : 0,
+			 "; reads seen only as far as the cxl hot lists count them (a CHMU counts reads, "
+			 "writes or both as configured; a replayed list, what its producer counted)");
+	else if (nrun && !tier_heat_sees_reads())
 		snprintf(buf + n, n < len ? len - n : 0,
 			 "; reads not seen: no running source sees loads, memory that is only read looks cold");
 }

@@ -85,7 +85,7 @@ struct tier_heat_stats {
 	_Atomic uint64_t adjusts[TIER_SRC_COUNT];    /* budget steps taken (either way) */
 	_Atomic int level[TIER_SRC_COUNT];           /* sampling level: 0 finest (budget steps) */
 	enum tier_src_state state[TIER_SRC_COUNT];
-	char why[TIER_SRC_COUNT][96];
+	char why[TIER_SRC_COUNT][160];
 };
 extern struct tier_heat_stats tier_heat_stats;
 

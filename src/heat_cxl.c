@@ -2,16 +2,31 @@
  * the device memory it saw accessed most).  Records come as versioned text
  * (cxl_report.h) from the file or FIFO named by cxl_reports, read by the
  * background thread each period, or in batches written to
- * tier.cxl.report.  A record names host physical memory; /proc/self/pagemap
- * maps our committed pages to page frames, and the frames named get heat
- * by the combination rule (tier_cxl_weight).  Hot lists are lossy, so every
- * record that is not clearly ours is counted and dropped, never acted on.
+ * tier.cxl.report.  A record names host physical memory; the reverse map
+ * (cxl_map.h) takes page frames back to our slow-tier blocks, and the
+ * frames named get heat by the combination rule (tier_cxl_weight).  Hot
+ * lists are lossy, so every record that is not clearly ours is counted
+ * and dropped, never acted on.
  *
- * No malloc: the queue, the records and the pagemap buffer are static,
- * and bounded, so a flood of records costs at most CXL_LINES lines and one
- * walk of our committed blocks per period.  The stream is read once a
- * period, never polled: a full FIFO must not wake the thread early again
- * and again. */
+ * The reverse map is kept between periods and brought up to date only in
+ * periods that have records: a walk over the blocks' state words (memory
+ * only) finds the slow blocks that were placed afresh, committed or
+ * decommitted, or moved by the migrator since their frames were read, and
+ * only those are read again from /proc/self/pagemap; blocks whose pages
+ * were not all present yet are read again after 1, 2, 4 .. 64 periods,
+ * and CXL_ROLL others a period, in turn, for moves nobody tells us of
+ * (compaction, reclaim).  A block the map names is read once more before
+ * it gets heat, so a stale entry costs a read, never heat on the wrong page.
+ *
+ * No malloc: the queue, the records and the pagemap buffer are static and
+ * bounded, the map is mmap'd and bounded (CXL_MAP_SLOTS, CXL_MAP_PAGES), so
+ * a flood of records costs at most CXL_LINES lines a period and lookups of
+ * at most the frames the map holds.  The stream is read once a period,
+ * never polled: a full FIFO must not wake the thread early again and again.
+ *
+ * The kernel's CHMU perf PMU (cxl_hmu_mem<X>.<Y>, an RFC driver, not
+ * merged) is only detected: its AUX-buffer records have no merged format
+ * and no emulator to test against, so none are read from it. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -24,6 +39,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cxl_map.h"
 #include "cxl_report.h"
 #include "heat.h"
 #include "heat_cxl.h"
@@ -37,6 +53,12 @@ struct tier_cxl_stats tier_cxl_stats;
 #define CXL_RECS 4096u        /* hpa records resolved per period */
 #define PM_PRESENT (1ull << 63)
 #define PM_PFN ((1ull << 55) - 1)
+#define CXL_MAP_SLOTS (1u << 15)   /* blocks in the reverse map: 64 GiB of slow blocks */
+#define CXL_MAP_PAGES (1u << 22)   /* frames in it: 16 GiB (at most 128 MiB of table) */
+#define CXL_ROLL 8u                /* mapped blocks read again each period with records */
+#define CXL_BACKOFF_MAX 64u        /* periods between reads of a partly present block */
+#define CXL_REGION_RECHECK 64u     /* periods between re-reads of the region layout */
+#define CXL_REGION_RETRY 4u        /* ... or after a dpa record no region maps */
 
 /* Batches from tier.cxl.report, each starting with a NUL (the header state
  * resets there: a batch carries its own header). */
@@ -54,7 +76,7 @@ static size_t stream_len;
 static int stream_ver;
 
 static int pagemap_fd = -1;
-static char note[96];
+static char note[160];
 
 struct rec {
 	uint64_t lo, hi; /* page frames [lo, hi) */
@@ -73,10 +95,27 @@ struct devmap {
 	uint64_t hpa_base;           /* the region's host physical base */
 	uint64_t gran;
 	unsigned ways, pos;
+	bool refused;                /* interleave arithmetic we do not translate */
 };
 #define DEVMAP_MAX 16
 static struct devmap devmap[DEVMAP_MAX];
 static int ndevmap;
+static uint32_t period, regions_read_at;
+static bool regions_read;
+/* The ACPI CEDT (fixed memory windows), read when a region interleaves
+ * host bridges: 0 bytes when unreadable. */
+static unsigned char cedt[8192];
+static size_t cedt_len;
+static bool cedt_tried;
+
+static struct tier_cxl_map map;
+static bool map_ready;
+static uint32_t roll_at;
+
+static void count(_Atomic uint64_t *c, uint64_t n)
+{
+	atomic_fetch_add_explicit(c, n, memory_order_relaxed);
+}
 
 static bool read_u64(const char *dir, const char *file, int base, uint64_t *out)
 {
@@ -100,6 +139,35 @@ static int region_cb(const char *name, void *arg)
 	if (!read_u64(dir, "resource", 16, &base) || !read_u64(dir, "interleave_ways", 10, &ways) ||
 	    !read_u64(dir, "interleave_granularity", 10, &gran) || !ways || !gran || ways > 16)
 		return 0;
+	/* the region sits under its root decoder: across host bridges, the
+	 * window's arithmetic decides whether the modulo formula holds */
+	bool refused = false;
+	uint64_t rways = 1, rstart, rsize;
+	char *up;
+	if (realpath(dir, real) && (up = strrchr(real, '/'))) {
+		*up = '\0';
+		if (read_u64(real, "interleave_ways", 10, &rways) && rways > 1) {
+			enum tier_cxl_arith a = TIER_CXL_ARITH_UNKNOWN;
+			if (!cedt_tried) {
+				cedt_tried = true;
+				/* root only (mode 0400): without it, unknown */
+				int fd = open("/sys/firmware/acpi/tables/CEDT", O_RDONLY | O_CLOEXEC);
+				ssize_t got = 1;
+				for (cedt_len = 0; fd >= 0 && cedt_len < sizeof(cedt) && got > 0; cedt_len += (size_t)got)
+					if ((got = read(fd, cedt + cedt_len, sizeof(cedt) - cedt_len)) < 0)
+						got = 0;
+				if (fd >= 0)
+					close(fd);
+			}
+			if (read_u64(real, "start", 16, &rstart) && read_u64(real, "size", 16, &rsize))
+				a = tier_cxl_cedt_arith(cedt, cedt_len, rstart, rsize);
+			refused = !tier_cxl_interleave_ok((unsigned)rways, a);
+			if (refused && tier_settings.verbose)
+				tier_log("cxl: %s interleaves %llu host bridges with %s arithmetic: its dpa records are refused",
+					 name, (unsigned long long)rways, a == TIER_CXL_ARITH_XOR ? "XOR" : "unknown");
+		}
+	}
+	count(&tier_cxl_stats.regions_refused, refused);
 	for (unsigned k = 0; k < ways && ndevmap < DEVMAP_MAX; k++) {
 		struct devmap *d = &devmap[ndevmap];
 		snprintf(path, sizeof(path), "%s/target%u", dir, k);
@@ -122,30 +190,62 @@ static int region_cb(const char *name, void *arg)
 		d->gran = gran;
 		d->ways = (unsigned)ways;
 		d->pos = k;
+		d->refused = refused;
 		ndevmap++;
 	}
 	return 0;
 }
 
-/* Host physical address of a dpa record, or false. */
-static bool dpa_to_hpa(const struct tier_cxl_rec *r, uint64_t *hpa)
+/* Read the region layout again (regions come and go: cxl create-region,
+ * destroy-region), and count when it changed. */
+static void regions_refresh(void)
+{
+	struct devmap old[DEVMAP_MAX];
+	int nold = ndevmap;
+	memcpy(old, devmap, sizeof(old));
+	memset(devmap, 0, sizeof(devmap));
+	ndevmap = 0;
+	atomic_store(&tier_cxl_stats.regions_refused, 0);
+	tier_dir_each("/sys/bus/cxl/devices", region_cb, NULL);
+	count(&tier_cxl_stats.region_reads, 1);
+	if (regions_read && (nold != ndevmap || memcmp(old, devmap, sizeof(old))))
+		count(&tier_cxl_stats.region_changes, 1);
+	regions_read = true;
+	regions_read_at = period;
+}
+
+enum { DPA_OK, DPA_NONE, DPA_SPANS, DPA_REFUSED };
+
+/* Host physical address of a dpa record. */
+static int dpa_lookup(const struct tier_cxl_rec *r, uint64_t *hpa)
 {
 	for (int i = 0; i < ndevmap; i++) {
 		const struct devmap *d = &devmap[i];
 		if (strcmp(d->memdev, r->memdev) || r->addr < d->dpa_base || r->addr - d->dpa_base >= d->dpa_size ||
 		    r->addr - d->dpa_base + r->unit > d->dpa_size)
 			continue;
+		if (d->refused)
+			return DPA_REFUSED;
 		if (d->ways > 1 && r->unit > d->gran)
-			return false; /* not contiguous in host addresses */
+			return DPA_SPANS; /* not contiguous in host addresses */
 		*hpa = d->hpa_base + tier_cxl_dpa_to_hpa_offset(r->addr - d->dpa_base, d->ways, d->gran, d->pos);
-		return true;
+		return DPA_OK;
 	}
-	return false;
+	return DPA_NONE;
 }
 
-static void count(_Atomic uint64_t *c, uint64_t n)
+/* The same, reading the layout first when it is old, and once more (at
+ * most every CXL_REGION_RETRY periods) when no region maps the record. */
+static int dpa_to_hpa(const struct tier_cxl_rec *r, uint64_t *hpa)
 {
-	atomic_fetch_add_explicit(c, n, memory_order_relaxed);
+	if (!regions_read || period - regions_read_at >= CXL_REGION_RECHECK)
+		regions_refresh();
+	int e = dpa_lookup(r, hpa);
+	if (e == DPA_NONE && period - regions_read_at >= CXL_REGION_RETRY) {
+		regions_refresh();
+		e = dpa_lookup(r, hpa);
+	}
+	return e;
 }
 
 /* One line into recs, or counted as rejected. */
@@ -160,8 +260,14 @@ static void line(const char *s, size_t len, int *ver)
 	case TIER_CXL_REC: break;
 	}
 	if (r.kind == TIER_CXL_DPA) {
-		uint64_t hpa;
-		if (!dpa_to_hpa(&r, &hpa)) {
+		uint64_t hpa = 0;
+		int e = dpa_to_hpa(&r, &hpa);
+		if (e == DPA_REFUSED) {
+			/* XOR (or unknown) host-bridge interleave: never mistranslated */
+			count(&tier_cxl_stats.rejected_interleave, 1);
+			return;
+		}
+		if (e != DPA_OK) {
 			/* no region maps it (or the unit spans interleave granules) */
 			count(&tier_cxl_stats.rejected_dpa, 1);
 			return;
@@ -238,9 +344,146 @@ static struct rec *find(uint64_t pfn)
 	return NULL;
 }
 
-/* Give heat to the pages of our committed blocks that the records name. */
+/* Read block b's frames into the map (slot s), and what it looked like. */
+static void map_read(struct tier_mapping *m, uint32_t b, uint32_t s, bool changed)
+{
+	struct tier_block *blk = &m->blocks[b];
+	struct tier_cxl_slot *sl = &map.slots[s];
+	uint32_t st = atomic_load_explicit(&blk->state, memory_order_relaxed);
+	uint32_t n = m->npages - b * (uint32_t)TIER_PAGES_PER_BLOCK, present = 0;
+	if (n > TIER_PAGES_PER_BLOCK)
+		n = TIER_PAGES_PER_BLOCK;
+	ssize_t got = pread(pagemap_fd, pm, n * sizeof(*pm), (off_t)(tier_block_addr(m, b) >> TIER_PAGE_SHIFT) * 8);
+	for (uint32_t p = 0; p < n; p++) {
+		pm[p] = (ssize_t)(p * sizeof(*pm)) < got && (pm[p] & PM_PRESENT) ? pm[p] & PM_PFN : 0;
+		present += pm[p] != 0;
+	}
+	if (!tier_cxl_map_set(&map, s, pm, n))
+		count(&tier_cxl_stats.map_full, 1); /* over CXL_MAP_PAGES: not mapped this time */
+	count(&tier_cxl_stats.map_reads, 1);
+	sl->placements = atomic_load_explicit(&blk->placements, memory_order_relaxed);
+	sl->moves = atomic_load_explicit(&blk->moves, memory_order_relaxed);
+	sl->state = st;
+	sl->present = present;
+	/* pages committed but not touched yet: look again, less and less often */
+	if (changed || !sl->backoff)
+		sl->backoff = 1;
+	else if (sl->backoff < CXL_BACKOFF_MAX)
+		sl->backoff *= 2;
+	sl->next_read = period + sl->backoff;
+}
+
+/* Bring the reverse map up to date: a walk over the blocks' state words,
+ * reading the frames of the slow blocks that changed since. */
+static void map_update(void)
+{
+	uint32_t nslow = 0;
+	struct tier_mapping *m;
+	tier_registry_for_each(m) {
+		if (m->gone || m->meta)
+			continue;
+		for (uint32_t b = 0; b < m->nblocks; b++) {
+			struct tier_block *blk = &m->blocks[b];
+			uint32_t st = atomic_load_explicit(&blk->state, memory_order_relaxed);
+			uint32_t s = blk->cxl_slot;
+			bool have = tier_cxl_map_slot_is(&map, s, m, b);
+			if (!(st & TIER_BS_PAGES) || TIER_BS_TIER(st) <= 0) {
+				if (have) /* emptied, or promoted: its frames are not ours to name */
+					tier_cxl_map_slot_drop(&map, s);
+				continue;
+			}
+			bool roll = nslow - roll_at < CXL_ROLL;
+			nslow++;
+			if (!have) {
+				if ((s = tier_cxl_map_slot_new(&map, m, b)) == TIER_CXL_MAP_NONE) {
+					count(&tier_cxl_stats.map_full, 1);
+					continue;
+				}
+				blk->cxl_slot = s;
+				map_read(m, b, s, true);
+				continue;
+			}
+			const struct tier_cxl_slot *sl = &map.slots[s];
+			bool changed = sl->state != st ||
+				       sl->placements != atomic_load_explicit(&blk->placements, memory_order_relaxed) ||
+				       sl->moves != atomic_load_explicit(&blk->moves, memory_order_relaxed);
+			bool filling = sl->present < (st & TIER_BS_PAGES) && (int32_t)(period - sl->next_read) >= 0;
+			if (changed || filling || roll)
+				map_read(m, b, s, changed);
+		}
+	}
+	roll_at = roll_at + CXL_ROLL < nslow ? roll_at + CXL_ROLL : 0;
+	atomic_store(&tier_cxl_stats.map_pages, map.live);
+}
+
+static uint32_t hits = TIER_CXL_MAP_NONE; /* slots the records named, linked by next */
+
+static void hit(uint32_t s)
+{
+	if (map.slots[s].hit)
+		return;
+	map.slots[s].hit = true;
+	map.slots[s].next = hits;
+	hits = s;
+}
+
+static void sweep_fn(uint64_t pfn, uint32_t slot, uint32_t page, void *ctx)
+{
+	(void)page, (void)ctx;
+	if (find(pfn))
+		hit(slot);
+}
+
+/* Give heat to the pages of the block of slot s that the records name,
+ * from a fresh read of its frames (the map only said where to look). */
+static void give(uint32_t s, bool others)
+{
+	struct tier_cxl_slot *sl = &map.slots[s];
+	struct tier_mapping *m = (struct tier_mapping *)sl->owner;
+	uint32_t b = sl->block;
+	if (!m || m->gone)
+		return;
+	struct tier_block *blk = &m->blocks[b];
+	uint32_t st = atomic_load_explicit(&blk->state, memory_order_relaxed);
+	if (!(st & TIER_BS_PAGES))
+		return;
+	uintptr_t a = tier_block_addr(m, b);
+	uint32_t n = m->npages - b * (uint32_t)TIER_PAGES_PER_BLOCK, stale = 0;
+	if (n > TIER_PAGES_PER_BLOCK)
+		n = TIER_PAGES_PER_BLOCK;
+	ssize_t got = pread(pagemap_fd, pm, n * sizeof(*pm), (off_t)(a >> TIER_PAGE_SHIFT) * 8);
+	count(&tier_cxl_stats.map_checks, 1);
+	float other = 0;
+	for (int i = 0; i < TIER_SRC_COUNT; i++)
+		if (i != TIER_SRC_CXL && blk->rate[i] > other)
+			other = blk->rate[i];
+	bool slow = TIER_BS_TIER(st) > 0;
+	for (uint32_t p = 0; p < n; p++) {
+		pm[p] = (ssize_t)(p * sizeof(*pm)) < got && (pm[p] & PM_PRESENT) ? pm[p] & PM_PFN : 0;
+		uint32_t ms, mp;
+		if (pm[p] && !(tier_cxl_map_lookup(&map, pm[p], &ms, &mp) && ms == s && mp == p))
+			stale++;
+		struct rec *r = pm[p] ? find(pm[p]) : NULL;
+		if (!r)
+			continue;
+		r->matched = true;
+		uint32_t w = tier_cxl_weight(r->count, others, slow, other, TIER_HEAT_UNIT);
+		if (w)
+			tier_heat_report(TIER_SRC_CXL, a + p * TIER_PAGE, TIER_PAGE, w);
+		else
+			count(&tier_cxl_stats.capped_pages, 1);
+	}
+	if (stale) { /* pages moved without a signal (compaction, reclaim): learn where */
+		count(&tier_cxl_stats.map_stale, stale);
+		if (!tier_cxl_map_set(&map, s, pm, n))
+			count(&tier_cxl_stats.map_full, 1);
+	}
+}
+
+/* Give heat to the pages of our slow blocks that the records name. */
 static void resolve(void)
 {
+	uint64_t t0 = tier_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	sort_recs();
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < nrecs; i++) {
@@ -251,50 +494,58 @@ static void resolve(void)
 		recs[n++] = recs[i];
 	}
 	nrecs = n;
+	if (!map_ready && tier_cxl_map_init(&map, CXL_MAP_SLOTS, CXL_MAP_PAGES) == 0)
+		map_ready = true;
 	bool others = tier_heat_running() & ~(1u << TIER_SRC_CXL);
-	struct tier_mapping *m;
 	rcu_read_lock();
-	tier_registry_for_each(m) {
-		if (m->gone)
-			continue;
-		for (uint32_t b = 0; b < m->nblocks; b++) {
-			struct tier_block *blk = &m->blocks[b];
-			uint32_t st = atomic_load_explicit(&blk->state, memory_order_relaxed);
-			if (!(st & TIER_BS_PAGES))
-				continue;
-			uintptr_t a = tier_block_addr(m, b);
-			ssize_t got = pread(pagemap_fd, pm, sizeof(pm), (off_t)(a >> TIER_PAGE_SHIFT) * 8);
-			if (got <= 0)
-				continue;
-			float other = 0;
-			for (int i = 0; i < TIER_SRC_COUNT; i++)
-				if (i != TIER_SRC_CXL && blk->rate[i] > other)
-					other = blk->rate[i];
-			bool slow = TIER_BS_TIER(st) > 0;
-			for (size_t p = 0; p < (size_t)got / 8; p++) {
-				if (!(pm[p] & PM_PRESENT) || !(pm[p] & PM_PFN))
-					continue;
-				struct rec *r = find(pm[p] & PM_PFN);
-				if (!r)
-					continue;
-				r->matched = true;
-				uint32_t w = tier_cxl_weight(r->count, others, slow, other, TIER_HEAT_UNIT);
-				if (w)
-					tier_heat_report(TIER_SRC_CXL, a + p * TIER_PAGE, TIER_PAGE, w);
-				else
-					count(&tier_cxl_stats.capped_pages, 1);
-			}
+	if (map_ready) {
+		map_update();
+		/* look each named frame up, or, when the records name more
+		 * frames than the map holds, sweep the map instead */
+		uint64_t named = 0;
+		for (uint32_t i = 0; i < nrecs && named <= map.live; i++)
+			named += recs[i].hi - recs[i].lo;
+		if (named > map.live) {
+			tier_cxl_map_each(&map, sweep_fn, NULL);
+		} else {
+			for (uint32_t i = 0; i < nrecs; i++)
+				for (uint64_t f = recs[i].lo; f < recs[i].hi; f++) {
+					uint32_t s, p;
+					if (tier_cxl_map_lookup(&map, f, &s, &p))
+						hit(s);
+				}
+		}
+		while (hits != TIER_CXL_MAP_NONE) {
+			uint32_t s = hits;
+			hits = map.slots[s].next;
+			map.slots[s].hit = false;
+			map.slots[s].next = TIER_CXL_MAP_NONE;
+			give(s, others);
 		}
 	}
 	rcu_read_unlock();
 	for (uint32_t i = 0; i < nrecs; i++)
 		count(recs[i].matched ? &tier_cxl_stats.accepted : &tier_cxl_stats.rejected_foreign, 1);
 	nrecs = 0;
+	count(&tier_cxl_stats.resolves, 1);
+	count(&tier_cxl_stats.resolve_ns, tier_clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0);
+}
+
+/* A mapping is being freed: forget its blocks. */
+static void cxl_gone(struct tier_mapping *m)
+{
+	if (!map_ready)
+		return;
+	for (uint32_t b = 0; b < m->nblocks; b++)
+		if (tier_cxl_map_slot_is(&map, m->blocks[b].cxl_slot, m, b))
+			tier_cxl_map_slot_drop(&map, m->blocks[b].cxl_slot);
+	atomic_store(&tier_cxl_stats.map_pages, map.live);
 }
 
 static void cxl_collect(void)
 {
 	uint32_t budget = CXL_LINES;
+	period++;
 	if (stream_fd >= 0 && stream_len < sizeof(stream)) {
 		ssize_t got = read(stream_fd, stream + stream_len, sizeof(stream) - stream_len);
 		if (got > 0) {
@@ -390,14 +641,19 @@ static int cxl_start(char *why, size_t len)
 {
 	char pmu[64];
 	if (pmu_present(pmu, sizeof(pmu)))
-		snprintf(note, sizeof(note), "%s present but not read; reports from cxl_reports or tier.cxl.report", pmu);
+		/* the RFC driver's AUX records have no merged format and no
+		 * emulator to test against: say that nothing is read from it */
+		snprintf(note, sizeof(note), "%s found, not read (no merged record format); "
+			 "reports from cxl_reports or tier.cxl.report", pmu);
 	else
 		snprintf(note, sizeof(note), "no cxl_hmu PMU; reports from cxl_reports or tier.cxl.report");
 	snprintf(why, len, "%s", note);
 	stream_len = 0;
 	stream_ver = queue_ver = 0;
+	/* the region layout is read when dpa records come */
 	ndevmap = 0;
-	tier_dir_each("/sys/bus/cxl/devices", region_cb, NULL);
+	regions_read = cedt_tried = false;
+	period = roll_at = 0;
 	if (tier_settings.cxl_reports[0]) {
 		stream_fd = open(tier_settings.cxl_reports, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
 		struct stat st;
@@ -421,6 +677,11 @@ static void cxl_stop(void)
 	queue_len = 0;
 	pthread_mutex_unlock(&queue_lock);
 	nrecs = 0;
+	if (map_ready)
+		tier_cxl_map_free(&map);
+	map_ready = false;
+	hits = TIER_CXL_MAP_NONE;
+	atomic_store(&tier_cxl_stats.map_pages, 0);
 }
 
 const struct tier_heat_ops tier_heat_cxl = {
@@ -430,4 +691,5 @@ const struct tier_heat_ops tier_heat_cxl = {
 	.collect = cxl_collect,
 	.stop = cxl_stop,
 	.forget = cxl_stop,
+	.gone = cxl_gone,
 };

@@ -17,6 +17,19 @@ struct tier_cxl_stats {
 	_Atomic uint64_t deferred;
 	_Atomic uint64_t capped_pages;       /* our pages named, given no heat by the rule */
 	_Atomic uint64_t dropped_bytes;      /* batches refused: the queue was full */
+	/* The reverse map (page frame -> our slow-tier page) and its costs. */
+	_Atomic uint64_t map_reads;          /* blocks whose frames were read into it */
+	_Atomic uint64_t map_checks;         /* blocks read again before they got heat */
+	_Atomic uint64_t map_stale;          /* pages found moved by those reads */
+	_Atomic uint64_t map_full;           /* blocks left out (bounds) */
+	_Atomic uint64_t map_pages;          /* frames it holds now */
+	_Atomic uint64_t resolves;           /* periods with records */
+	_Atomic uint64_t resolve_ns;         /* CPU time resolving them (map, lookups, heat) */
+	/* Regions (dpa records). */
+	_Atomic uint64_t region_reads;       /* times the layout was read */
+	_Atomic uint64_t region_changes;     /* ... and found changed */
+	_Atomic uint64_t regions_refused;    /* regions now refused (XOR or unknown interleave) */
+	_Atomic uint64_t rejected_interleave; /* dpa records in such regions */
 };
 extern struct tier_cxl_stats tier_cxl_stats;
 

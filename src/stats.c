@@ -97,7 +97,7 @@ struct snap {
 	size_t used[TIER_MAX_TIERS], tcommitted[TIER_MAX_TIERS];
 	uint64_t placed[TIER_MAX_TIERS], spilled, bind_calls, bind_fail;
 	int bind_errno;
-	char sources[512];
+	char sources[768];
 	uint64_t samples[TIER_SRC_COUNT], collects[TIER_SRC_COUNT], collect_ns[TIER_SRC_COUNT];
 	uint64_t adjusts[TIER_SRC_COUNT];
 	int level[TIER_SRC_COUNT];

@@ -83,6 +83,28 @@ static void check(int cond, const char *what)
 	fails += !cond;
 }
 
+/* The reverse map: read once per slow block, then only what changed (and
+ * a few a period in turn), not every block every period. */
+static void map_report(char **all, int nblk)
+{
+	int slow = 0;
+	for (int i = 0; i < nblk; i++)
+		slow += node_of(all[i]) > 0;
+	uint64_t reads = stat_of("stats.heat.cxl.map_reads"), res = stat_of("stats.heat.cxl.resolves");
+	printf("# reverse map: %llu block reads, %llu checks, %llu stale pages, %llu frames held, "
+	       "%llu periods with records, %.0f us CPU each; %d of %d blocks slow now\n",
+	       (unsigned long long)reads, (unsigned long long)stat_of("stats.heat.cxl.map_checks"),
+	       (unsigned long long)stat_of("stats.heat.cxl.map_stale"),
+	       (unsigned long long)stat_of("stats.heat.cxl.map_pages"), (unsigned long long)res,
+	       res ? (double)stat_of("stats.heat.cxl.resolve_ns") / 1e3 / (double)res : 0.0, slow, nblk);
+	/* a whole rebuild each period would read every slow block each time */
+	if (res >= 16 && slow >= 16)
+		check(reads * 2 < res * (uint64_t)slow, "the reverse map read under half the blocks a whole "
+		      "rebuild each period would");
+	else
+		check(res >= 1 && reads > 0, "the reverse map was read");
+}
+
 int main(int argc, char **argv)
 {
 	double timeout = 30;
@@ -231,11 +253,13 @@ int main(int argc, char **argv)
 		check(fh == 1, "the hot set another source sees stays on node 0");
 		check(stat_of("stats.heat.cxl.accepted") > 0 && stat_of("stats.heat.cxl.capped_pages") > 0,
 		      "the records were ours, and given no heat by the rule");
+		map_report(all, nblk);
 		return fails ? 1 : 0;
 	}
 	printf("# after %.1f s (%d batches): A %.0f%% on node 0, B %.0f%%; accepted %llu, duplicate %llu\n",
 	       now() - t0, rounds, fa * 100, fb * 100, (unsigned long long)stat_of("stats.heat.cxl.accepted"),
 	       (unsigned long long)stat_of("stats.heat.cxl.rejected_duplicate"));
+	map_report(all, nblk);
 	check(fa >= 0.9, "the buffer the hot lists name is promoted");
 	check(fb == 0, "the other buffer stays on the slow node");
 	check(stat_of("stats.heat.cxl.rejected_duplicate") >= 1, "the duplicate record is counted");

@@ -17,6 +17,8 @@ ok $? "no CXL device: tier kinds $1, $2, no devices"
 src=$(TIERMALLOC_CONF=heat_sources:cxl $B/tierctl -W tier.heat.sources)
 case $src in "cxl (no cxl_hmu PMU; reports from cxl_reports or tier.cxl.report) running"*) r=0 ;; *) r=1 ;; esac
 ok $r "cxl: the source runs and says where its reports come from: $src"
+case $src in *"reads not seen"*) r=1 ;; *"reads seen only as far as the cxl hot lists count them"*) r=0 ;; *) r=1 ;; esac
+ok $r "cxl alone: reads are said to be seen as far as the hot lists count them"
 src=$(TIERMALLOC_CONF=cxl_reports:/dev/null $B/tierctl -W tier.heat.sources)
 case $src in *", cxl (no cxl_hmu PMU"*) r=0 ;; *) r=1 ;; esac
 ok $r "cxl_reports given: the default sources gain cxl: $src"
