@@ -307,7 +307,7 @@ static const char *const cxl_names[] = {"bytes", "accepted", "rejected_malformed
 					"rejected_range", "rejected_foreign", "rejected_duplicate",
 					"rejected_dpa", "capped_pages", "dropped_bytes",
 					/* the reverse map, its costs, the regions */
-					"map_reads", "map_checks", "map_stale", "map_full", "map_pages",
+					"map_reads", "map_checks", "map_stale", "map_full", "map_pages", "hits_dropped",
 					"resolves", "resolve_ns", "region_reads", "region_changes",
 					"regions_refused", "rejected_interleave"};
 static _Atomic uint64_t *cxl_counter(size_t i)
@@ -319,7 +319,8 @@ static _Atomic uint64_t *cxl_counter(size_t i)
 				       &tier_cxl_stats.capped_pages, &tier_cxl_stats.dropped_bytes,
 				       &tier_cxl_stats.map_reads, &tier_cxl_stats.map_checks,
 				       &tier_cxl_stats.map_stale, &tier_cxl_stats.map_full,
-				       &tier_cxl_stats.map_pages, &tier_cxl_stats.resolves,
+				       &tier_cxl_stats.map_pages, &tier_cxl_stats.hits_dropped,
+				       &tier_cxl_stats.resolves,
 				       &tier_cxl_stats.resolve_ns, &tier_cxl_stats.region_reads,
 				       &tier_cxl_stats.region_changes, &tier_cxl_stats.regions_refused,
 				       &tier_cxl_stats.rejected_interleave};

@@ -13,16 +13,19 @@
 #define GEN_MASK ((1u << (32 - PAGE_BITS)) - 1)
 #define MIN_CAP 1024u
 
-static void *map_mem(size_t bytes)
+/* populate: a table is written whole at once (faulting it in page by
+ * page cost more than filling it, measured under TCG) */
+static void *map_mem(size_t bytes, bool populate)
 {
-	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | (populate ? MAP_POPULATE : MAP_NORESERVE), -1, 0);
 	return p == MAP_FAILED ? NULL : p;
 }
 
 int tier_cxl_map_init(struct tier_cxl_map *mp, uint32_t max_slots, uint64_t max_pages)
 {
 	memset(mp, 0, sizeof(*mp));
-	if (!max_slots || !max_pages || !(mp->slots = map_mem((size_t)max_slots * sizeof(*mp->slots))))
+	if (!max_slots || !max_pages || !(mp->slots = map_mem((size_t)max_slots * sizeof(*mp->slots), false)))
 		return ENOMEM;
 	mp->max_slots = max_slots;
 	mp->max_pages = max_pages;
@@ -89,7 +92,7 @@ static void insert(struct tier_cxl_map *mp, uint64_t pfn, uint32_t slot, uint32_
 /* Move the live entries into a table of cap entries (stale ones stay behind). */
 static bool rebuild(struct tier_cxl_map *mp, uint64_t cap)
 {
-	struct tier_cxl_entry *old = mp->tab, *tab = map_mem(cap * sizeof(*tab));
+	struct tier_cxl_entry *old = mp->tab, *tab = map_mem(cap * sizeof(*tab), true);
 	uint64_t old_cap = mp->cap;
 	if (!tab)
 		return false;
@@ -148,6 +151,19 @@ void tier_cxl_map_slot_drop(struct tier_cxl_map *mp, uint32_t s)
 	mp->free_head = s;
 }
 
+bool tier_cxl_map_reserve(struct tier_cxl_map *mp, uint64_t pages)
+{
+	/* room for twice what lives, so that stale entries have space */
+	uint64_t want = mp->live + pages, cap = MIN_CAP;
+	if (want > mp->max_pages)
+		want = mp->max_pages;
+	while (cap < 2 * want)
+		cap <<= 1;
+	if (cap <= mp->cap && mp->occupied + pages <= mp->cap / 10 * 7)
+		return true;
+	return rebuild(mp, cap > mp->cap ? cap : mp->cap);
+}
+
 bool tier_cxl_map_set(struct tier_cxl_map *mp, uint32_t s, const uint64_t *pfn, uint32_t n)
 {
 	if (s >= mp->nslots || !mp->slots[s].owner || n > 1u << PAGE_BITS)
@@ -160,14 +176,8 @@ bool tier_cxl_map_set(struct tier_cxl_map *mp, uint32_t s, const uint64_t *pfn, 
 		return true;
 	if (mp->live + add > mp->max_pages)
 		return false;
-	if (mp->occupied + add > mp->cap / 10 * 7) {
-		/* room for twice what lives, so that stale entries have space */
-		uint64_t cap = MIN_CAP;
-		while (cap < 2 * (mp->live + add))
-			cap <<= 1;
-		if (!rebuild(mp, cap))
-			return false;
-	}
+	if (mp->occupied + add > mp->cap / 10 * 7 && !tier_cxl_map_reserve(mp, add))
+		return false;
 	for (uint32_t p = 0; p < n; p++)
 		if (pfn[p])
 			insert(mp, pfn[p], s, p);

@@ -27,12 +27,11 @@ struct tier_cxl_slot {
 	uint32_t block;
 	uint32_t gen;       /* entries tagged with another generation are stale */
 	uint32_t npfn;      /* live entries of this slot */
-	uint32_t next;      /* free list, or the caller's list (hits) */
+	uint32_t next;      /* free list */
 	/* The caller's: what the block looked like when its frames were read. */
 	uint32_t placements, moves, state, present;
 	uint32_t next_read; /* period from which a partly present block is read again */
 	uint16_t backoff;
-	bool hit;
 };
 
 struct tier_cxl_entry {
@@ -67,6 +66,9 @@ void tier_cxl_map_slot_drop(struct tier_cxl_map *mp, uint32_t s);
  * (n <= 512).  False when that would pass max_pages or memory ran out:
  * the slot then holds no frames. */
 bool tier_cxl_map_set(struct tier_cxl_map *mp, uint32_t s, const uint64_t *pfn, uint32_t n);
+/* Make room for `pages` more frames in one step (a table sized for what
+ * is known, instead of a chain of doublings).  False when out of memory. */
+bool tier_cxl_map_reserve(struct tier_cxl_map *mp, uint64_t pages);
 /* The slot and page holding frame pfn, or false. */
 bool tier_cxl_map_lookup(const struct tier_cxl_map *mp, uint64_t pfn, uint32_t *slot, uint32_t *page);
 /* Call fn on every live entry (a sweep of the table, for lists naming more

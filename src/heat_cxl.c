@@ -379,6 +379,19 @@ static void map_update(void)
 {
 	uint32_t nslow = 0;
 	struct tier_mapping *m;
+	if (!map.cap) { /* the first build: one table for all we have */
+		uint64_t pages = 0;
+		tier_registry_for_each(m) {
+			if (m->gone || m->meta)
+				continue;
+			for (uint32_t b = 0; b < m->nblocks; b++) {
+				uint32_t st = atomic_load_explicit(&m->blocks[b].state, memory_order_relaxed);
+				if (TIER_BS_TIER(st) > 0)
+					pages += st & TIER_BS_PAGES;
+			}
+		}
+		tier_cxl_map_reserve(&map, pages);
+	}
 	tier_registry_for_each(m) {
 		if (m->gone || m->meta)
 			continue;
@@ -416,28 +429,59 @@ static void map_update(void)
 	atomic_store(&tier_cxl_stats.map_pages, map.live);
 }
 
-static uint32_t hits = TIER_CXL_MAP_NONE; /* slots the records named, linked by next */
+/* Our pages the records name, as the map says: checked against a fresh
+ * read of those pages before they get heat. */
+struct hitrec {
+	uint32_t slot, page;
+	uint64_t pfn;
+	struct rec *r;
+};
+#define CXL_HITS 65536u /* pages a period; more are counted and given nothing */
+static struct hitrec hitv[CXL_HITS];
+static uint32_t nhits;
 
-static void hit(uint32_t s)
+static void hit(uint32_t s, uint32_t p, uint64_t pfn, struct rec *r)
 {
-	if (map.slots[s].hit)
+	if (nhits == CXL_HITS) {
+		count(&tier_cxl_stats.hits_dropped, 1);
 		return;
-	map.slots[s].hit = true;
-	map.slots[s].next = hits;
-	hits = s;
+	}
+	hitv[nhits++] = (struct hitrec){s, p, pfn, r};
 }
 
 static void sweep_fn(uint64_t pfn, uint32_t slot, uint32_t page, void *ctx)
 {
-	(void)page, (void)ctx;
-	if (find(pfn))
-		hit(slot);
+	(void)ctx;
+	struct rec *r = find(pfn);
+	if (r)
+		hit(slot, page, pfn, r);
 }
 
-/* Give heat to the pages of the block of slot s that the records name,
- * from a fresh read of its frames (the map only said where to look). */
-static void give(uint32_t s, bool others)
+static bool hit_before(const struct hitrec *x, const struct hitrec *y)
 {
+	return x->slot < y->slot || (x->slot == y->slot && x->page < y->page);
+}
+
+/* Shell sort by (slot, page), as sort_recs. */
+static void sort_hits(void)
+{
+	static const uint32_t gaps[] = {8929, 3905, 1750, 701, 301, 132, 57, 23, 10, 4, 1};
+	for (size_t g = 0; g < sizeof(gaps) / sizeof(*gaps); g++)
+		for (uint32_t i = gaps[g]; i < nhits; i++) {
+			struct hitrec x = hitv[i];
+			uint32_t j = i;
+			for (; j >= gaps[g] && hit_before(&x, &hitv[j - gaps[g]]); j -= gaps[g])
+				hitv[j] = hitv[j - gaps[g]];
+			hitv[j] = x;
+		}
+}
+
+/* Give heat to the pages hitv[i, j) of one slot's block names, after one
+ * read of their frames (the span from the first to the last): a page the
+ * map placed wrongly gets nothing, and its block is read again. */
+static void give(uint32_t i, uint32_t j, bool others)
+{
+	uint32_t s = hitv[i].slot, first = hitv[i].page, n = hitv[j - 1].page - first + 1, stale = 0;
 	struct tier_cxl_slot *sl = &map.slots[s];
 	struct tier_mapping *m = (struct tier_mapping *)sl->owner;
 	uint32_t b = sl->block;
@@ -448,35 +492,33 @@ static void give(uint32_t s, bool others)
 	if (!(st & TIER_BS_PAGES))
 		return;
 	uintptr_t a = tier_block_addr(m, b);
-	uint32_t n = m->npages - b * (uint32_t)TIER_PAGES_PER_BLOCK, stale = 0;
-	if (n > TIER_PAGES_PER_BLOCK)
-		n = TIER_PAGES_PER_BLOCK;
-	ssize_t got = pread(pagemap_fd, pm, n * sizeof(*pm), (off_t)(a >> TIER_PAGE_SHIFT) * 8);
+	ssize_t got = pread(pagemap_fd, pm, n * sizeof(*pm), (off_t)((a >> TIER_PAGE_SHIFT) + first) * 8);
 	count(&tier_cxl_stats.map_checks, 1);
 	float other = 0;
-	for (int i = 0; i < TIER_SRC_COUNT; i++)
-		if (i != TIER_SRC_CXL && blk->rate[i] > other)
-			other = blk->rate[i];
+	for (int k = 0; k < TIER_SRC_COUNT; k++)
+		if (k != TIER_SRC_CXL && blk->rate[k] > other)
+			other = blk->rate[k];
 	bool slow = TIER_BS_TIER(st) > 0;
-	for (uint32_t p = 0; p < n; p++) {
-		pm[p] = (ssize_t)(p * sizeof(*pm)) < got && (pm[p] & PM_PRESENT) ? pm[p] & PM_PFN : 0;
-		uint32_t ms, mp;
-		if (pm[p] && !(tier_cxl_map_lookup(&map, pm[p], &ms, &mp) && ms == s && mp == p))
-			stale++;
-		struct rec *r = pm[p] ? find(pm[p]) : NULL;
-		if (!r)
+	for (uint32_t k = i; k < j; k++) {
+		if (k > i && hitv[k].page == hitv[k - 1].page)
+			continue; /* one record a page: the first */
+		uint32_t p = hitv[k].page - first;
+		uint64_t e = (ssize_t)(p * sizeof(*pm)) < got ? pm[p] : 0;
+		if (!(e & PM_PRESENT) || (e & PM_PFN) != hitv[k].pfn) {
+			stale++; /* moved without a signal (compaction, reclaim) */
 			continue;
-		r->matched = true;
-		uint32_t w = tier_cxl_weight(r->count, others, slow, other, TIER_HEAT_UNIT);
+		}
+		hitv[k].r->matched = true;
+		uint32_t w = tier_cxl_weight(hitv[k].r->count, others, slow, other, TIER_HEAT_UNIT);
 		if (w)
-			tier_heat_report(TIER_SRC_CXL, a + p * TIER_PAGE, TIER_PAGE, w);
+			tier_heat_report(TIER_SRC_CXL, a + (size_t)hitv[k].page * TIER_PAGE, TIER_PAGE, w);
 		else
 			count(&tier_cxl_stats.capped_pages, 1);
 	}
-	if (stale) { /* pages moved without a signal (compaction, reclaim): learn where */
+	if (stale) {
 		count(&tier_cxl_stats.map_stale, stale);
-		if (!tier_cxl_map_set(&map, s, pm, n))
-			count(&tier_cxl_stats.map_full, 1);
+		if (TIER_BS_TIER(st) > 0)
+			map_read(m, b, s, true);
 	}
 }
 
@@ -505,6 +547,7 @@ static void resolve(void)
 		uint64_t named = 0;
 		for (uint32_t i = 0; i < nrecs && named <= map.live; i++)
 			named += recs[i].hi - recs[i].lo;
+		nhits = 0;
 		if (named > map.live) {
 			tier_cxl_map_each(&map, sweep_fn, NULL);
 		} else {
@@ -512,15 +555,14 @@ static void resolve(void)
 				for (uint64_t f = recs[i].lo; f < recs[i].hi; f++) {
 					uint32_t s, p;
 					if (tier_cxl_map_lookup(&map, f, &s, &p))
-						hit(s);
+						hit(s, p, f, &recs[i]);
 				}
 		}
-		while (hits != TIER_CXL_MAP_NONE) {
-			uint32_t s = hits;
-			hits = map.slots[s].next;
-			map.slots[s].hit = false;
-			map.slots[s].next = TIER_CXL_MAP_NONE;
-			give(s, others);
+		sort_hits();
+		for (uint32_t i = 0, j; i < nhits; i = j) {
+			for (j = i + 1; j < nhits && hitv[j].slot == hitv[i].slot;)
+				j++;
+			give(i, j, others);
 		}
 	}
 	rcu_read_unlock();
@@ -680,7 +722,7 @@ static void cxl_stop(void)
 	if (map_ready)
 		tier_cxl_map_free(&map);
 	map_ready = false;
-	hits = TIER_CXL_MAP_NONE;
+	nhits = 0;
 	atomic_store(&tier_cxl_stats.map_pages, 0);
 }
 

@@ -23,6 +23,7 @@ struct tier_cxl_stats {
 	_Atomic uint64_t map_stale;          /* pages found moved by those reads */
 	_Atomic uint64_t map_full;           /* blocks left out (bounds) */
 	_Atomic uint64_t map_pages;          /* frames it holds now */
+	_Atomic uint64_t hits_dropped;       /* named pages of ours over CXL_HITS a period */
 	_Atomic uint64_t resolves;           /* periods with records */
 	_Atomic uint64_t resolve_ns;         /* CPU time resolving them (map, lookups, heat) */
 	/* Regions (dpa records). */

@@ -200,6 +200,16 @@ int main(int argc, char **argv)
 	check(stat_of("stats.heat.cxl.rejected_foreign") == 1, "foreign records counted (1)");
 	check(stat_of("stats.heat.cxl.rejected_dpa") == 1, "dpa records counted (1)");
 	check(stat_of("stats.heat.cxl.accepted") == 0, "no record accepted");
+	/* the dpa record read the region layout (none here, or region0 of
+	 * the cxl VM: one host bridge, nothing refused) */
+	printf("# regions: %llu layout reads, %llu changes, %llu refused, %llu records refused\n",
+	       (unsigned long long)stat_of("stats.heat.cxl.region_reads"),
+	       (unsigned long long)stat_of("stats.heat.cxl.region_changes"),
+	       (unsigned long long)stat_of("stats.heat.cxl.regions_refused"),
+	       (unsigned long long)stat_of("stats.heat.cxl.rejected_interleave"));
+	check(stat_of("stats.heat.cxl.region_reads") >= 1 && stat_of("stats.heat.cxl.regions_refused") == 0 &&
+	      stat_of("stats.heat.cxl.rejected_interleave") == 0,
+	      "the dpa record read the region layout; no region refused");
 	/* with another source running, it may move other blocks meanwhile */
 	check((cold || stat_of("stats.promoted_blocks") == moved0) && on_fast(a, len) == 0 &&
 	      on_fast(b, len) == 0, "bad records moved nothing");

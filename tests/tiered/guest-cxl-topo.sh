@@ -19,6 +19,13 @@ out=$(TIERMALLOC_CONF=stats_print:json LD_PRELOAD=$TIERMALLOC_LIB /bin/true 2>&1
 echo "$out" | grep -q '"kind":"cxl","devices":"mem[0-9]*"'
 ok $? "JSON stats: $(echo "$out" | grep -o '"kind":"cxl","devices":"[^"]*"')"
 
+# the window's interleave arithmetic, from the ACPI CEDT as the cxl source
+# reads it for regions across host bridges (QEMU's window: modulo)
+rdec=$(basename "$(dirname "$(readlink -f /sys/bus/cxl/devices/region0)")")
+out=$($B/cedt "$rdec" 2>&1)
+case $out in *"arithmetic modulo translated") r=0 ;; *) r=1 ;; esac
+ok $r "CEDT: the root decoder's window is found and modulo: $out"
+
 # hot lists by device address (dpa), translated through the region: the
 # named buffer leaves the CXL node.  Small: 12 MiB, 10 of them on CXL.
 r0=/sys/bus/cxl/devices/region0

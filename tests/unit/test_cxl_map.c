@@ -119,6 +119,19 @@ int main(void)
 	ok(good && m.live == 200 * 512 && m.rebuilds > 3 && m.occupied <= m.cap / 10 * 7,
 	   "102400 frames: all found, %llu rebuilds, %llu of %llu entries used",
 	   (unsigned long long)m.rebuilds, (unsigned long long)m.occupied, (unsigned long long)m.cap);
+	/* the same with the room reserved first: one table, no doublings */
+	struct tier_cxl_map m2;
+	ok(tier_cxl_map_init(&m2, 256, 1u << 20) == 0 && tier_cxl_map_reserve(&m2, 200 * 512) &&
+	   m2.rebuilds == 1, "room for 102400 frames reserved at once");
+	for (uint32_t k = 0; k < 200; k++) {
+		uint32_t s = tier_cxl_map_slot_new(&m2, &owner_a, k);
+		for (uint32_t p = 0; p < 512; p++)
+			pfn[p] = (uint64_t)p * 7919 + k + 1;
+		good &= tier_cxl_map_set(&m2, s, pfn, 512);
+	}
+	ok(good && m2.rebuilds == 1 && m2.live == 200 * 512 && at(&m2, 7919 * 3 + 5 + 1, 5, 3),
+	   "filled without another rebuild (%llu)", (unsigned long long)m2.rebuilds);
+	tier_cxl_map_free(&m2);
 	/* every block moves once: the table does not grow without bound */
 	uint64_t cap0 = m.cap;
 	for (uint32_t k = 0; k < 200; k++) {
