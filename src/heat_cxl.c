@@ -15,8 +15,9 @@
  * only those are read again from /proc/self/pagemap; blocks whose pages
  * were not all present yet are read again after 1, 2, 4 .. 64 periods,
  * and CXL_ROLL others a period, in turn, for moves nobody tells us of
- * (compaction, reclaim).  A block the map names is read once more before
- * it gets heat, so a stale entry costs a read, never heat on the wrong page.
+ * (compaction, reclaim).  The pages the map names are read once more
+ * before they get heat (one read per block, over their span), so a stale
+ * entry costs a read, never heat on the wrong page.
  *
  * No malloc: the queue, the records and the pagemap buffer are static and
  * bounded, the map is mmap'd and bounded (CXL_MAP_SLOTS, CXL_MAP_PAGES), so
