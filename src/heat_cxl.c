@@ -163,7 +163,7 @@ static int region_cb(const char *name, void *arg)
 			if (read_u64(real, "start", 16, &rstart) && read_u64(real, "size", 16, &rsize))
 				a = tier_cxl_cedt_arith(cedt, cedt_len, rstart, rsize);
 			refused = !tier_cxl_interleave_ok((unsigned)rways, a);
-			if (refused && tier_settings.verbose)
+			if (refused && tier_settings.verbose && !regions_read) /* once, not each re-read */
 				tier_log("cxl: %s interleaves %llu host bridges with %s arithmetic: its dpa records are refused",
 					 name, (unsigned long long)rways, a == TIER_CXL_ARITH_XOR ? "XOR" : "unknown");
 		}
