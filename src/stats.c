@@ -3,6 +3,7 @@
  * called afterwards with no lock held, so it may allocate. */
 #define _GNU_SOURCE
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -201,6 +202,40 @@ static const char *off_reason(const struct snap *s)
 	return tier_topo.ntiers < 2 ? tier_topo.why_single : "disabled (tier.enabled is false)";
 }
 
+/* The CXL hot-list counters, named once for both outputs. */
+#define CXL_COUNTER(field, text) {#field, text, offsetof(struct tier_cxl_stats, field)}
+static const struct {
+	const char *json, *text;
+	size_t off;
+} cxl_counters[] = {
+	CXL_COUNTER(accepted, "records accepted"),
+	CXL_COUNTER(rejected_malformed, "rejected malformed"),
+	CXL_COUNTER(rejected_version, "rejected version"),
+	CXL_COUNTER(rejected_range, "rejected out of range"),
+	CXL_COUNTER(rejected_foreign, "rejected foreign"),
+	CXL_COUNTER(rejected_duplicate, "rejected duplicate"),
+	CXL_COUNTER(rejected_dpa, "rejected dpa (no region maps it)"),
+	CXL_COUNTER(rejected_interleave, "rejected dpa (refused interleave)"),
+	CXL_COUNTER(capped_pages, "pages given no heat by the rule"),
+	CXL_COUNTER(dropped_bytes, "bytes dropped"),
+	CXL_COUNTER(map_reads, "map block reads"),
+	CXL_COUNTER(map_checks, "map checks"),
+	CXL_COUNTER(map_stale, "map stale pages"),
+	CXL_COUNTER(map_full, "map blocks left out"),
+	CXL_COUNTER(map_pages, "map pages"),
+	CXL_COUNTER(hits_dropped, "hits dropped"),
+	CXL_COUNTER(resolves, "resolves"),
+	CXL_COUNTER(resolve_ns, "resolve ns"),
+	CXL_COUNTER(region_reads, "region reads"),
+	CXL_COUNTER(region_changes, "region changes"),
+	CXL_COUNTER(regions_refused, "regions refused"),
+};
+
+static uint64_t cxl_counter(size_t i)
+{
+	return atomic_load((_Atomic uint64_t *)((char *)&tier_cxl_stats + cxl_counters[i].off));
+}
+
 static void print_text(struct out *o, const struct snap *s)
 {
 	const struct tier_topology *t = &tier_topo;
@@ -244,19 +279,12 @@ static void print_text(struct out *o, const struct snap *s)
 		put(o, " %s %llu, %.1f, %llu, %d%s", tier_source_name(i), (unsigned long long)s->collects[i],
 		    (double)s->collect_ns[i] / 1e6, (unsigned long long)s->adjusts[i], s->level[i],
 		    i + 1 < TIER_SRC_COUNT ? ";" : "\n");
-	if (atomic_load(&tier_cxl_stats.bytes) || atomic_load(&tier_cxl_stats.dropped_bytes))
-		put(o, "cxl hot lists: %llu records accepted; rejected: %llu malformed, %llu version, "
-		       "%llu out of range, %llu foreign, %llu duplicate, %llu dpa (no region maps "
-		       "it); %llu pages given no heat by the rule; %llu bytes dropped\n",
-		    (unsigned long long)atomic_load(&tier_cxl_stats.accepted),
-		    (unsigned long long)atomic_load(&tier_cxl_stats.rejected_malformed),
-		    (unsigned long long)atomic_load(&tier_cxl_stats.rejected_version),
-		    (unsigned long long)atomic_load(&tier_cxl_stats.rejected_range),
-		    (unsigned long long)atomic_load(&tier_cxl_stats.rejected_foreign),
-		    (unsigned long long)atomic_load(&tier_cxl_stats.rejected_duplicate),
-		    (unsigned long long)atomic_load(&tier_cxl_stats.rejected_dpa),
-		    (unsigned long long)atomic_load(&tier_cxl_stats.capped_pages),
-		    (unsigned long long)atomic_load(&tier_cxl_stats.dropped_bytes));
+	if (atomic_load(&tier_cxl_stats.bytes) || atomic_load(&tier_cxl_stats.dropped_bytes)) {
+		put(o, "cxl hot lists:");
+		for (size_t i = 0; i < sizeof(cxl_counters) / sizeof(*cxl_counters); i++)
+			put(o, "%s %s %llu", i ? "," : "", cxl_counters[i].text, (unsigned long long)cxl_counter(i));
+		put(o, "\n");
+	}
 	put(o, "migration: promoted %llu bytes in %llu blocks, demoted %llu bytes in %llu blocks; "
 	       "pages on target %llu, failed %llu; %.1f ms\n",
 	    (unsigned long long)s->mig.promoted_bytes, (unsigned long long)s->mig.promoted_blocks,
@@ -334,18 +362,9 @@ static void print_json(struct out *o, const struct snap *s)
 	put(o, "},\"levels\":{");
 	for (unsigned i = 0; i < TIER_SRC_COUNT; i++)
 		put(o, "%s\"%s\":%d", i ? "," : "", tier_source_name(i), s->level[i]);
-	put(o, "},\"cxl\":{\"accepted\":%llu,\"rejected_malformed\":%llu,\"rejected_version\":%llu,"
-	       "\"rejected_range\":%llu,\"rejected_foreign\":%llu,\"rejected_duplicate\":%llu,"
-	       "\"rejected_dpa\":%llu,\"capped_pages\":%llu,\"dropped_bytes\":%llu",
-	    (unsigned long long)atomic_load(&tier_cxl_stats.accepted),
-	    (unsigned long long)atomic_load(&tier_cxl_stats.rejected_malformed),
-	    (unsigned long long)atomic_load(&tier_cxl_stats.rejected_version),
-	    (unsigned long long)atomic_load(&tier_cxl_stats.rejected_range),
-	    (unsigned long long)atomic_load(&tier_cxl_stats.rejected_foreign),
-	    (unsigned long long)atomic_load(&tier_cxl_stats.rejected_duplicate),
-	    (unsigned long long)atomic_load(&tier_cxl_stats.rejected_dpa),
-	    (unsigned long long)atomic_load(&tier_cxl_stats.capped_pages),
-	    (unsigned long long)atomic_load(&tier_cxl_stats.dropped_bytes));
+	put(o, "},\"cxl\":{");
+	for (size_t i = 0; i < sizeof(cxl_counters) / sizeof(*cxl_counters); i++)
+		put(o, "%s\"%s\":%llu", i ? "," : "", cxl_counters[i].json, (unsigned long long)cxl_counter(i));
 	put(o, "}},\"migration\":{\"promoted_bytes\":%llu,\"promoted_blocks\":%llu,"
 	       "\"demoted_bytes\":%llu,\"demoted_blocks\":%llu,\"pages_on_target\":%llu,"
 	       "\"failed_pages\":%llu,\"ns\":%llu},",
