@@ -14,6 +14,7 @@
 #include "chan.h"
 #include "tiering.h"
 #include "init.h"
+#include "job.h"
 #include "place.h"
 #include "pool.h"
 #include "registry.h"
@@ -115,6 +116,7 @@ void tier_boot(void)
 static void at_exit(void)
 {
 	tier_bg_stop();
+	tier_job_leave();
 	tier_chan_close();
 	if (tier_settings.stats_print)
 		tier_stats_print(NULL, NULL, tier_settings.stats_print == 2 ? "J" : "");
