@@ -174,5 +174,8 @@ void tier_start(void)
 	dallocx(mallocx(1, 0), 0);
 	pthread_atfork(tier_arenas_prefork, tier_arenas_postfork, tier_arenas_postfork);
 	pthread_atfork(NULL, NULL, tier_bg_after_fork_child);
+	/* a job member places its first allocations by its share, not by
+	 * its own budget: join before the program runs */
+	tier_job_period();
 	tier_bg_start();
 }

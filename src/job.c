@@ -158,14 +158,18 @@ void tier_job_period(void)
 	if (!job.tried) {
 		job.tried = true;
 		job.wanted = tier_settings.job[0] || tier_knob_given(&tier_settings, "job_fast_limit");
+		if (!job.wanted)
+			return; /* the cgroup is read when stats ask */
 		pthread_mutex_lock(&job.mu);
 		tier_cgroup_read(&job.cg);
 		job.cg_read = true;
 		pthread_mutex_unlock(&job.mu);
 		job.next_check = tier_clock_ns(CLOCK_MONOTONIC) + CHECK_NS;
-		if (job.wanted && atomic_load(&tier_place.active))
+		if (atomic_load(&tier_place.active))
 			join();
 	}
+	if (!job.wanted)
+		return;
 	uint64_t now = tier_clock_ns(CLOCK_MONOTONIC);
 	bool check = now >= job.next_check;
 	if (check) {
@@ -216,6 +220,7 @@ void tier_job_period(void)
 	me.share = job.share;
 	me.limit = job.limit;
 	me.updated_ns = tier_clock_ns(CLOCK_BOOTTIME);
+	me.min_bucket = (uint64_t)tier_hist_bucket(TIER_MIN_HEAT);
 	tier_ledger_publish(&l->slot[job.slot], &me);
 
 	int n = 0, mine = -1;
@@ -239,7 +244,7 @@ void tier_job_period(void)
 		budget = me.budget;
 	struct tier_job_rules rules = {
 		.stay_buckets = (int)lround(log2(tier_settings.hysteresis) * TIER_HIST_STEPS),
-		.min_bucket = tier_hist_bucket(TIER_MIN_HEAT),
+		.min_bucket = (int)me.min_bucket,
 	};
 	tier_job_fill(mems, n, budget >> TIER_PAGE_SHIFT, &rules, shares);
 	uint64_t share = shares[mine] << TIER_PAGE_SHIFT;
@@ -301,10 +306,9 @@ void tier_job_view(struct tier_job_view *v)
 {
 	static char state[320], ident[TIER_LEDGER_IDENT], path[512];
 	pthread_mutex_lock(&job.mu);
-	if (!job.cg_read) {
+	/* not a member: read now (members re-read once a second) */
+	if (!job.cg_read)
 		tier_cgroup_read(&job.cg);
-		job.cg_read = true;
-	}
 	snprintf(state, sizeof(state), "%s", job.state);
 	snprintf(ident, sizeof(ident), "%s", job.ident);
 	snprintf(path, sizeof(path), "%s", job.map.l ? job.map.path : "");

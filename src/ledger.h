@@ -28,6 +28,7 @@ struct tier_ledger_pub {
 	uint64_t share;      /* its share of the budget, last computed */
 	uint64_t limit;      /* the fast_limit it applies */
 	uint64_t updated_ns; /* CLOCK_BOOTTIME of the last publication */
+	uint64_t min_bucket; /* its policy promotes nothing colder (requests split by it) */
 	struct tier_job_member hist; /* pages by heat bucket; fast_pages */
 };
 
