@@ -40,7 +40,7 @@ static struct {
 
 static uint64_t start_of(long pid)
 {
-	return tier_proc_start_time(pid);
+	return tier_ledger_start_of(pid);
 }
 
 /* The job budget this process asks for. */

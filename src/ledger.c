@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "ledger.h"
+#include "sysfs.h"
 
 #define LD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
 #define ST(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
@@ -258,4 +259,19 @@ void tier_ledger_done(struct tier_ledger_slot *s, uint64_t seq, uint64_t moved)
 {
 	ST(&s->done_moved, moved);
 	__atomic_store_n(&s->done_seq, seq, __ATOMIC_RELEASE);
+}
+
+uint64_t tier_ledger_start_of(long pid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	if (pid <= 0 || tier_read_file(path, buf, sizeof(buf)) <= 0)
+		return 0;
+	const char *p = strrchr(buf, ')'); /* comm may hold spaces and ')' */
+	if (!p || p[1] != ' ')
+		return 0;
+	/* a zombie holds no memory: its parent has not reaped it yet */
+	if (p[2] == 'Z' || p[2] == 'X' || p[2] == 'x')
+		return 0;
+	return tier_proc_start_time(pid);
 }

@@ -81,6 +81,8 @@ bool tier_ledger_read(const struct tier_ledger_slot *s, long *pid, struct tier_l
 /* Whether process pid with start time start is alive; start_of returns a
  * pid's start time, 0 when there is no such process. */
 bool tier_ledger_alive(long pid, uint64_t start, uint64_t (*start_of)(long pid));
+/* The start time of a live process: 0 when there is none, or a zombie. */
+uint64_t tier_ledger_start_of(long pid);
 /* Free the slots of processes that are gone (pid absent, or its start
  * time not the published one).  Returns how many. */
 int tier_ledger_reap(struct tier_ledger *l, long self, uint64_t (*start_of)(long pid));

@@ -60,7 +60,8 @@ static void usage(FILE *f)
 		"       tiermalloc topology\n"
 		"       tiermalloc heat PID\n"
 		"       tiermalloc knobs [--markdown | --man]\n"
-		"       tiermalloc job [list]   |   tiermalloc job show JOB\n"
+		"       tiermalloc job [list]   |   tiermalloc job show JOB [--watch SECONDS [--interval SECONDS]]\n"
+		"       tiermalloc job wait JOB SLOTS [--timeout SECONDS]\n"
 		"       tiermalloc job demote|promote JOB SIZE [--pid PID] [--wait SECONDS]\n"
 		"       tiermalloc --version | --help\n"
 		"\n"
@@ -77,7 +78,8 @@ static void usage(FILE *f)
 		"job: the job ledgers of this user (processes sharing job_fast_limit): list\n"
 		"  them, show one's members, or demote/promote SIZE of the job's coldest fast\n"
 		"  (hottest slow) memory now, split over its members by their heat (--pid: one\n"
-		"  member only).  JOB: a job name (job:NAME), or a cgroup path such as /a/b.\n"
+		"  member only); wait until SLOTS slots are held (members joined, the dead\n"
+		"  freed).  JOB: a job name (job:NAME), or a cgroup path such as /a/b.\n"
 		"TIERMALLOC_LIB overrides the library path; TIERMALLOC_CONF's run_dir is honoured.\n"
 		"\nknobs (TIERMALLOC_CONF key:value; rw ones also as tier.<key> with ctl):\n");
 	for (size_t i = 0; i < tier_nknobs; i++)
@@ -730,7 +732,7 @@ static void job_map(const char *ident, struct tier_ledger_map *m)
 
 static uint64_t proc_start(long pid)
 {
-	return tier_proc_start_time(pid);
+	return tier_ledger_start_of(pid);
 }
 
 /* The live members: slot index, pid and publication. */
@@ -828,12 +830,63 @@ static int cmd_job(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(sub, "show")) {
-		if (argc != 2)
-			bad_usage("job show JOB expected%s", "");
+		double watch = 0, interval = 1;
+		for (int i = 2; i < argc; i++) {
+			if ((!strcmp(argv[i], "--watch") || !strcmp(argv[i], "-w")) && i + 1 < argc)
+				watch = atof(argv[++i]);
+			else if ((!strcmp(argv[i], "--interval") || !strcmp(argv[i], "-d")) && i + 1 < argc)
+				interval = atof(argv[++i]);
+			else
+				bad_usage("job show: unexpected argument %s", argv[i]);
+		}
+		if (argc < 2 || !(interval > 0) || watch < 0)
+			bad_usage("job show JOB [--watch SECONDS [--interval SECONDS]] expected%s", "");
 		job_ident(argv[1], ident, sizeof(ident));
 		job_map(ident, &m);
-		job_print(ident, &m);
+		uint64_t until = now_ns() + (uint64_t)(watch * 1e9);
+		for (;;) {
+			job_print(ident, &m);
+			fflush(stdout);
+			if (now_ns() >= until)
+				break;
+			pause_ms((long)(interval * 1000));
+		}
 		return 0;
+	}
+	if (!strcmp(sub, "wait")) {
+		/* until exactly N slots are held (members joined, or the slots
+		 * of the dead freed by the others) */
+		if (argc < 3)
+			bad_usage("job wait JOB SLOTS [--timeout SECONDS] expected%s", "");
+		int want = atoi(argv[2]);
+		double timeout = 10;
+		if (argc == 5 && !strcmp(argv[3], "--timeout"))
+			timeout = atof(argv[4]);
+		else if (argc != 3)
+			bad_usage("job wait: unexpected argument %s", argv[3]);
+		job_ident(argv[1], ident, sizeof(ident));
+		uint64_t t0 = now_ns(), until = t0 + (uint64_t)(timeout * 1e9);
+		char dir[TIER_RUNDIR_PATH], why[200];
+		int fd = job_dir(dir, sizeof(dir));
+		while (tier_ledger_open(fd, dir, ident, false, &m, why, sizeof(why))) {
+			if (now_ns() >= until)
+				die(1, "job %s: no ledger after %.1f s: %s", ident, timeout, why);
+			pause_ms(10);
+		}
+		for (;;) {
+			int held = 0;
+			for (int i = 0; i < TIER_LEDGER_SLOTS; i++)
+				held += __atomic_load_n(&m.l->slot[i].owner, __ATOMIC_ACQUIRE) != 0;
+			if (held == want) {
+				printf("%d slots held after %.3f s\n", held, (double)(now_ns() - t0) / 1e9);
+				return 0;
+			}
+			if (now_ns() >= until) {
+				printf("%d slots held, not %d, after %.1f s\n", held, want, timeout);
+				return 1;
+			}
+			pause_ms(10);
+		}
 	}
 	bool promote = !strcmp(sub, "promote");
 	if (!promote && strcmp(sub, "demote"))
