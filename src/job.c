@@ -167,6 +167,8 @@ void tier_job_period(void)
 		job.next_check = tier_clock_ns(CLOCK_MONOTONIC) + CHECK_NS;
 		if (atomic_load(&tier_place.active))
 			join();
+		else
+			set_state("off: tiering is off in this process (one tier, or enabled:false)");
 	}
 	if (!job.wanted)
 		return;

@@ -160,6 +160,8 @@ md=$(( (d1 - d0) * 4096 ))
 ok $? "tiermalloc job demote dm 8M: split over both cold members, the kernel shows $((mc >> 10)) + $((md >> 10)) KiB more on node 1"
 exec 7>&- 8>&-
 wait 2>/dev/null
+w=$("$TM" job wait dm 0 --timeout 5)
+ok $? "members that exit free their slots: $w"
 
 # --- a corrupt ledger is refused, the process keeps its own budget -------------------
 TIERMALLOC_CONF=job:bad,heat_sources:pagemap LD_PRELOAD=$TIERMALLOC_LIB $B/tierctl -W job.ledger >"$tmp/bad.path"
@@ -173,6 +175,11 @@ lim=$(echo "$out" | sed -n 's/^fast_limit: \([0-9]*\) bytes.*/\1/p')
 case $st in "refused: "*"wrong magic"*) r=0 ;; *) r=1 ;; esac
 [ $r -eq 0 ] && [ -n "$msg" ] && [ "$lim" = $((24 << 20)) ]
 ok $? "a corrupt ledger is refused with a message and the process keeps its own fast_limit ($lim): $msg; job.state: $st"
+
+lst=$("$TM" job list 2>&1)
+echo "$lst" | grep -q "job-.*ledger: refused: wrong magic" && echo "$lst" | grep -q "^job cgroup:/tmjob: ledger .*" &&
+	echo "$lst" | grep -q "^job name:dm: "
+ok $? "tiermalloc job list: the jobs, and the corrupt ledger refused: $(echo "$lst" | grep -c "^job ") jobs, $(echo "$lst" | grep -c refused) refused"
 
 rmdir $J 2>/dev/null
 rm -rf "$tmp"
