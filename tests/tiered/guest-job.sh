@@ -45,7 +45,7 @@ apid=$!
 exec 7>"$tmp/a.in"
 "$TM" job wait /tmjob 1 --timeout 20 >/dev/null
 until grep -q '^map' "$tmp/a.out" || ! kill -0 $apid 2>/dev/null; do sleep 0.1; done
-in_job "$B/hotset" -y 2000 -t 25 -c 40 48 12 >"$tmp/hot.out" 2>&1 &
+in_job "$B/hotset" -y 2000 -t 40 -c 40 48 12 >"$tmp/hot.out" 2>&1 &
 hpid=$!
 # sample the ledger while the budget shifts (one tool, reading every 0.1 s)
 "$TM" job show /tmjob --watch 60 --interval 0.1 >"$tmp/watch" 2>"$tmp/watch.err" &
@@ -71,14 +71,16 @@ ok $? "a third process joins: $w"
 sleep 2
 
 # --- kill -9 of a member: its slot and share are reclaimed ---------------------------
-# not reaped by this shell until later: a zombie counts as gone
+# not reaped by this shell until later: a zombie counts as gone.  The
+# bound is on the tool's own wait (3 s under TCG, about a second
+# expected); its start under a loaded host is reported, not asserted.
+held=$(show | field held)
 t0=$(now_ms)
 kill -9 $apid
-w=$("$TM" job wait /tmjob 2 --timeout 10)
+w=$("$TM" job wait /tmjob $((held - 1)) --timeout 3)
 r=$?
 took=$(( $(now_ms) - t0 ))
-[ $r -eq 0 ] && ! since $t0 3
-ok $? "kill -9 of a member: its slot is freed by the others after $took ms, the tool's start included (about a second expected, 3 s allowed under TCG): $w"
+ok $r "kill -9 of one of $held members: its slot is freed by the others: $w ($took ms after the kill, the tool's start included)"
 sleep 0.5
 shares=$(show | sed -n 's/.*share \([0-9]*\),.*/\1/p' | awk '{s += $1} END {print s + 0}')
 budget=$(show | sed -n 's/.*budget \([0-9]*\) bytes.*/\1/p')
@@ -132,15 +134,15 @@ exec 7>"$tmp/c.in"
 "$TM" job wait dm 1 --timeout 20 >/dev/null
 until grep -q '^map' "$tmp/c.out" || ! kill -0 $cpid 2>/dev/null; do sleep 0.1; done
 c0=$(node1_pages $cpid)
-"$TM" job demote dm 8M --pid $cpid >"$tmp/dem" 2>&1
+"$TM" job demote dm 4M --pid $cpid >"$tmp/dem" 2>&1
 r=$?
 c1=$(node1_pages $cpid)
 moved=$(( (c1 - c0) * 4096 ))
 # whole 2 MiB blocks move, with every resident page in them: at least
 # what was asked moves (more when blocks hold pages the accounting does
 # not count as committed: seen 14 MiB for 8 asked)
-[ $r -eq 0 ] && [ $moved -ge $((7 << 20)) ]
-ok $? "tiermalloc job demote dm 8M --pid: the kernel shows $((moved >> 10)) KiB more of it on node 1 ($(head -n 1 "$tmp/dem"); $(sed -n 1p "$tmp/c.out"))"
+[ $r -eq 0 ] && [ $moved -ge $((7 << 19)) ]
+ok $? "tiermalloc job demote dm 4M --pid: the kernel shows $((moved >> 10)) KiB more of it on node 1 ($(head -n 1 "$tmp/dem"); $(sed -n 1p "$tmp/c.out"))"
 env LD_PRELOAD="$TIERMALLOC_LIB" TIERMALLOC_CONF=$DCONF "$B/where" -k 16 1048576 <"$tmp/d.in" >"$tmp/d.out" 2>&1 &
 dpid=$!
 exec 8>"$tmp/d.in"
