@@ -19,6 +19,7 @@
 #include "chan.h"
 #include "heat.h"
 #include "init.h"
+#include "job.h"
 #include "monitor.h"
 #include "place.h"
 #include "registry.h"
@@ -190,12 +191,15 @@ static void *bg_main(void *arg)
 		tier_monitor_set_idle(quiet >= IDLE_ENTER);
 		uint64_t faults = 0;
 		uint64_t sched = tier_monitor_period(++period, decay, tier_budget_allowance(&bud), &faults);
+		/* the job's share of the budget sets this period's fast_limit */
+		tier_job_period();
 		tier_balance(period);
 		tier_balance_unlock();
 		tier_registry_reclaim(gone, NULL);
 		tier_advise_tick(false);
 		/* outside the balance lock: a request may move memory */
 		tier_chan_tick();
+		tier_job_requests();
 
 		/* what this period cost, everywhere */
 		uint64_t self = tier_clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
@@ -311,6 +315,7 @@ void tier_bg_stop(void)
 void tier_bg_after_fork_child(void)
 {
 	tier_chan_after_fork_child();
+	tier_job_after_fork_child();
 	if (!started)
 		return;
 	/* the parent's thread, descriptors and source registrations are its own */

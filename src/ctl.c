@@ -15,6 +15,7 @@
 #include "monitor.h"
 #include "tiering.h"
 #include "init.h"
+#include "job.h"
 #include "place.h"
 #include "pool.h"
 #include "registry.h"
@@ -366,10 +367,20 @@ static int h_knob(const struct req *r, long i, const struct tier_knob *k)
 	(void)i;
 	size_t size = tier_knob_size(k);
 	char *field = (char *)&tier_settings + k->offset;
-	if (k->type == TK_PATH) { /* read as a string, like the other names */
+	if (k->type == TK_PATH || k->type == TK_NAME) { /* read as a string, like the other names */
 		if (r->newp || r->newlen)
 			return EPERM;
 		const char *v = field;
+		return out(r, &v, sizeof(v));
+	}
+	if (k->type == TK_SHARE) { /* read as text: "4294967296" or "50%" */
+		static char text[64];
+		if (r->newp || r->newlen)
+			return EPERM;
+		tier_ctl_lock();
+		tier_knob_format(k, &tier_settings, text, sizeof(text));
+		tier_ctl_unlock();
+		const char *v = text;
 		return out(r, &v, sizeof(v));
 	}
 	if ((r->newp || r->newlen) && !k->runtime)
@@ -397,6 +408,58 @@ static int h_knob(const struct req *r, long i, const struct tier_knob *k)
 	tier_ctl_unlock();
 	return e;
 }
+
+/* job.* and cgroup.*: the job this process shares its budget with */
+static int h_job(const struct req *r, long i, const struct tier_knob *k)
+{
+	(void)k;
+	int e = readonly(r);
+	if (e)
+		return e;
+	struct tier_job_view v;
+	tier_job_view(&v);
+	static char cg[TIER_CGROUP_PATH], mems[64];
+	switch (i) {
+	case 0: { const char *s = v.state; return out(r, &s, sizeof(s)); }
+	case 1: { const char *s = v.name; return out(r, &s, sizeof(s)); }
+	case 2: { const char *s = v.ledger; return out(r, &s, sizeof(s)); }
+	case 3: return out(r, &v.members, sizeof(v.members));
+	case 4: { size_t z = (size_t)v.budget; return out(r, &z, sizeof(z)); }
+	case 5: { size_t z = (size_t)v.share; return out(r, &z, sizeof(z)); }
+	case 6: { size_t z = (size_t)v.limit; return out(r, &z, sizeof(z)); }
+	case 7: { size_t z = (size_t)v.fast_bytes; return out(r, &z, sizeof(z)); }
+	case 8: return out(r, &v.requests, sizeof(v.requests));
+	case 9: {
+		snprintf(cg, sizeof(cg), "%s", v.cg.found ? v.cg.path : "");
+		const char *s = cg;
+		return out(r, &s, sizeof(s));
+	}
+	case 10: return out(r, &v.cg.memory_max, sizeof(v.cg.memory_max));
+	case 11: return out(r, &v.cg.memory_current, sizeof(v.cg.memory_current));
+	case 12: {
+		snprintf(mems, sizeof(mems), "%s", v.cg.mems);
+		const char *s = mems;
+		return out(r, &s, sizeof(s));
+	}
+	}
+	return ENOENT;
+}
+#define JOB_NODE(name, i, type) \
+	static int h_job_##i(const struct req *r, long x, const struct tier_knob *k) \
+	{ (void)x; return h_job(r, i, k); }
+JOB_NODE(state, 0, TC_STR)
+JOB_NODE(name, 1, TC_STR)
+JOB_NODE(ledger, 2, TC_STR)
+JOB_NODE(members, 3, TC_UNSIGNED)
+JOB_NODE(fast_limit, 4, TC_SIZE)
+JOB_NODE(share, 5, TC_SIZE)
+JOB_NODE(limit, 6, TC_SIZE)
+JOB_NODE(fast_bytes, 7, TC_SIZE)
+JOB_NODE(requests, 8, TC_U64)
+JOB_NODE(cgroup, 9, TC_STR)
+JOB_NODE(memory_max, 10, TC_U64)
+JOB_NODE(memory_current, 11, TC_U64)
+JOB_NODE(mems, 12, TC_STR)
 
 struct node {
 	const char *pattern; /* '#' stands for a tier index */
@@ -459,6 +522,19 @@ static const struct node nodes[] = {
 	{"stats.monitor.idle_periods", h_mon_idle_periods, TC_U64, false},
 	{"tier.heat.of", h_heat_of, TC_HEAT_OF, true},
 	{"tier.cxl.report", h_cxl_report, TC_REPORT, true},
+	{"job.state", h_job_0, TC_STR, false},
+	{"job.name", h_job_1, TC_STR, false},
+	{"job.ledger", h_job_2, TC_STR, false},
+	{"job.members", h_job_3, TC_UNSIGNED, false},
+	{"job.fast_limit", h_job_4, TC_SIZE, false},
+	{"job.share", h_job_5, TC_SIZE, false},
+	{"job.limit", h_job_6, TC_SIZE, false},
+	{"job.fast_bytes", h_job_7, TC_SIZE, false},
+	{"job.requests", h_job_8, TC_U64, false},
+	{"job.cgroup", h_job_9, TC_STR, false},
+	{"cgroup.memory_max", h_job_10, TC_U64, false},
+	{"cgroup.memory_current", h_job_11, TC_U64, false},
+	{"cgroup.mems", h_job_12, TC_STR, false},
 };
 
 /* stats.advise.<name>: index into h_advise */
@@ -496,7 +572,7 @@ static enum tier_ctl_type knob_ctl_type(const struct tier_knob *k)
 	case TK_UINT: case TK_STATS: case TK_SOURCES: return TC_UNSIGNED;
 	case TK_DOUBLE: return TC_DOUBLE;
 	case TK_NODES: return TC_U64;
-	case TK_PATH: return TC_STR;
+	case TK_PATH: case TK_NAME: case TK_SHARE: return TC_STR;
 	}
 	return TC_U64;
 }

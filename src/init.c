@@ -14,6 +14,7 @@
 #include "chan.h"
 #include "tiering.h"
 #include "init.h"
+#include "job.h"
 #include "place.h"
 #include "pool.h"
 #include "registry.h"
@@ -115,6 +116,7 @@ void tier_boot(void)
 static void at_exit(void)
 {
 	tier_bg_stop();
+	tier_job_leave();
 	tier_chan_close();
 	if (tier_settings.stats_print)
 		tier_stats_print(NULL, NULL, tier_settings.stats_print == 2 ? "J" : "");
@@ -172,5 +174,8 @@ void tier_start(void)
 	dallocx(mallocx(1, 0), 0);
 	pthread_atfork(tier_arenas_prefork, tier_arenas_postfork, tier_arenas_postfork);
 	pthread_atfork(NULL, NULL, tier_bg_after_fork_child);
+	/* a job member places its first allocations by its share, not by
+	 * its own budget: join before the program runs */
+	tier_job_period();
 	tier_bg_start();
 }

@@ -87,6 +87,14 @@ const struct tier_knob tier_knobs[] = {
 	 "an absolute directory path, at most 255 bytes, without ','",
 	 "see \"Runtime directory\"",
 	 "an absolute path: this user's runtime directory (control channels), tried before the default places"},
+	{"job", TK_NAME, OFF(job), 0, 0, false,
+	 "a name of 1 to 63 letters, digits, '.', '_' or '-'",
+	 "none: the cgroup, when job_fast_limit is given",
+	 "join the job of this name: its processes share one fast-tier budget (see \"Job-wide tiering\")"},
+	{"job_fast_limit", TK_SHARE, OFF(job_fast_limit), 0, 0, false,
+	 "a size such as 512M, or a share of the fast tier's memory such as 50%",
+	 "fast_limit, when only job is given",
+	 "the fast-tier budget of the whole job, shared by its processes; given alone, the job is this process's cgroup"},
 };
 _Static_assert(sizeof(tier_knobs) / sizeof(tier_knobs[0]) <= 32, "struct tier_settings.set has 32 bits");
 const size_t tier_nknobs = sizeof(tier_knobs) / sizeof(tier_knobs[0]);
@@ -143,6 +151,8 @@ size_t tier_knob_size(const struct tier_knob *k)
 	case TK_DOUBLE: return sizeof(double);
 	case TK_NODES: return sizeof(tier_nodemask_t);
 	case TK_PATH: return TIER_PATH_MAX;
+	case TK_NAME: return TIER_NAME_MAX;
+	case TK_SHARE: return sizeof(struct tier_size_share);
 	}
 	return 0;
 }
@@ -287,6 +297,23 @@ int tier_knob_check(const struct tier_knob *k, const void *val)
 		size_t n = strnlen(p, TIER_PATH_MAX);
 		return n < TIER_PATH_MAX && (n == 0 || p[0] == '/') && !memchr(p, ',', n) ? 0 : -1;
 	}
+	case TK_NAME: {
+		const char *p = val;
+		size_t n = strnlen(p, TIER_NAME_MAX);
+		if (n == 0 || n >= TIER_NAME_MAX)
+			return -1;
+		for (size_t i = 0; i < n; i++)
+			if (!((p[i] >= 'a' && p[i] <= 'z') || (p[i] >= 'A' && p[i] <= 'Z') ||
+			      (p[i] >= '0' && p[i] <= '9') || p[i] == '.' || p[i] == '_' || p[i] == '-'))
+				return -1;
+		return 0;
+	}
+	case TK_SHARE: {
+		const struct tier_size_share *z = val;
+		if (z->share != 0)
+			return isfinite(z->share) && z->share > 0 && z->share <= 1 && !z->bytes ? 0 : -1;
+		return 0;
+	}
 	default: return -1;
 	}
 	return (d < k->min || d > k->max) ? -1 : 0;
@@ -295,7 +322,8 @@ int tier_knob_check(const struct tier_knob *k, const void *val)
 int tier_knob_parse(const struct tier_knob *k, const char *v, size_t len, struct tier_settings *s)
 {
 	char *field = (char *)s + k->offset;
-	union { size_t z; bool b; unsigned u; double d; tier_nodemask_t m; char path[TIER_PATH_MAX]; } x;
+	union { size_t z; bool b; unsigned u; double d; tier_nodemask_t m; char path[TIER_PATH_MAX];
+		struct tier_size_share ss; } x;
 	unsigned long long ull = 0;
 	switch (k->type) {
 	case TK_SIZE:
@@ -330,6 +358,23 @@ int tier_knob_parse(const struct tier_knob *k, const char *v, size_t len, struct
 		memset(x.path, 0, sizeof(x.path));
 		memcpy(x.path, v, len);
 		if (memchr(x.path, '\0', len)) return -1;
+		break;
+	case TK_NAME:
+		if (len >= TIER_NAME_MAX) return -1;
+		memset(x.path, 0, TIER_NAME_MAX);
+		memcpy(x.path, v, len);
+		break;
+	case TK_SHARE:
+		memset(&x.ss, 0, sizeof(x.ss));
+		if (len > 1 && v[len - 1] == '%') {
+			if (double_parse(v, len - 1, &x.d)) return -1;
+			double pct = x.d;
+			memset(&x.ss, 0, sizeof(x.ss));
+			x.ss.share = pct / 100.0;
+			if (!(x.ss.share > 0)) return -1;
+		} else if (tier_size_parse(v, len, &x.ss.bytes) || !x.ss.bytes) {
+			return -1;
+		}
 		break;
 	}
 	if (tier_knob_check(k, &x))
@@ -376,7 +421,15 @@ const char *tier_knob_format(const struct tier_knob *k, const struct tier_settin
 			}
 		break;
 	}
-	case TK_PATH: snprintf(buf, len, "%s", field); break;
+	case TK_PATH: case TK_NAME: snprintf(buf, len, "%s", field); break;
+	case TK_SHARE: {
+		const struct tier_size_share *z = (const void *)field;
+		if (z->share > 0)
+			snprintf(buf, len, "%g%%", z->share * 100.0);
+		else
+			snprintf(buf, len, "%zu", z->bytes);
+		break;
+	}
 	}
 	return buf;
 }

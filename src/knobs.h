@@ -5,9 +5,17 @@
 
 #include "tier.h"
 
-enum tier_knob_type { TK_SIZE, TK_BOOL, TK_UINT, TK_DOUBLE, TK_NODES, TK_STATS, TK_SOURCES, TK_PATH };
+enum tier_knob_type { TK_SIZE, TK_BOOL, TK_UINT, TK_DOUBLE, TK_NODES, TK_STATS, TK_SOURCES, TK_PATH,
+		      TK_NAME, TK_SHARE };
 
 #define TIER_PATH_MAX 256
+#define TIER_NAME_MAX 64
+
+/* A size, or a share of something (job_fast_limit: "4G" or "50%"). */
+struct tier_size_share {
+	size_t bytes;  /* 0 with share 0: not given */
+	double share;  /* 0 < share <= 1: a share, bytes unused */
+};
 
 /* Heat sources, in probe order (bit i of a sources mask). */
 enum { TIER_SRC_PERF, TIER_SRC_DAMON, TIER_SRC_PAGEMAP, TIER_SRC_RECENCY, TIER_SRC_CXL, TIER_SRC_COUNT };
@@ -40,6 +48,9 @@ struct tier_settings {
 	bool always_hook;               /* extent hooks even where nothing is ever tiered */
 	bool ctl;                       /* control channel even when nothing is tiered */
 	char run_dir[TIER_PATH_MAX];    /* runtime directory (rundir.c); "": the default places */
+	/* job-wide tiering (job.c) */
+	char job[TIER_NAME_MAX];        /* job name; "": the cgroup, when job_fast_limit is given */
+	struct tier_size_share job_fast_limit;
 	uint32_t set;                   /* bit k: knob k given explicitly */
 };
 

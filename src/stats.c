@@ -18,6 +18,7 @@
 #include "monitor.h"
 #include "tiering.h"
 #include "init.h"
+#include "job.h"
 #include "place.h"
 #include "pool.h"
 #include "registry.h"
@@ -236,6 +237,49 @@ static uint64_t cxl_counter(size_t i)
 	return atomic_load((_Atomic uint64_t *)((char *)&tier_cxl_stats + cxl_counters[i].off));
 }
 
+/* The job and cgroup lines (job.c). */
+static void print_job_text(struct out *o)
+{
+	struct tier_job_view v;
+	tier_job_view(&v);
+	put(o, "job: %s", v.state);
+	if (v.name[0])
+		put(o, " (%s)", v.name);
+	if (v.ledger[0])
+		put(o, "; ledger %s, %u members, budget %llu MiB, this process's share %llu MiB, "
+		       "fast_limit applied %llu MiB, members' fast bytes %llu MiB, requests %llu",
+		    v.ledger, v.members, (unsigned long long)(v.budget >> 20),
+		    (unsigned long long)(v.share >> 20), (unsigned long long)(v.limit >> 20),
+		    (unsigned long long)(v.fast_bytes >> 20), (unsigned long long)v.requests);
+	put(o, "\n");
+	if (v.cg.found) {
+		char mx[32];
+		if (v.cg.memory_max == UINT64_MAX)
+			snprintf(mx, sizeof(mx), "max");
+		else
+			snprintf(mx, sizeof(mx), "%llu MiB", (unsigned long long)(v.cg.memory_max >> 20));
+		put(o, "cgroup: %s, memory.max %s, memory.current %llu MiB, cpuset.mems.effective %s\n",
+		    v.cg.path, mx, (unsigned long long)(v.cg.memory_current >> 20), v.cg.mems[0] ? v.cg.mems : "?");
+	} else {
+		put(o, "cgroup: no cgroup v2 found\n");
+	}
+}
+
+static void print_job_json(struct out *o)
+{
+	struct tier_job_view v;
+	tier_job_view(&v);
+	char b1[700], b2[600], b3[600], b4[600];
+	put(o, "\"job\":{\"state\":\"%s\",\"name\":\"%s\",\"ledger\":\"%s\",\"members\":%u,"
+	       "\"fast_limit\":%llu,\"share\":%llu,\"limit\":%llu,\"fast_bytes\":%llu,\"requests\":%llu,"
+	       "\"cgroup\":\"%s\",\"memory_max\":%llu,\"memory_current\":%llu,\"mems\":\"%s\"},",
+	    jstr(v.state, b1, sizeof(b1)), jstr(v.name, b2, sizeof(b2)), jstr(v.ledger, b3, sizeof(b3)),
+	    v.members, (unsigned long long)v.budget, (unsigned long long)v.share,
+	    (unsigned long long)v.limit, (unsigned long long)v.fast_bytes, (unsigned long long)v.requests,
+	    jstr(v.cg.found ? v.cg.path : "", b4, sizeof(b4)), (unsigned long long)v.cg.memory_max,
+	    (unsigned long long)v.cg.memory_current, v.cg.mems);
+}
+
 static void print_text(struct out *o, const struct snap *s)
 {
 	const struct tier_topology *t = &tier_topo;
@@ -320,6 +364,7 @@ static void print_text(struct out *o, const struct snap *s)
 	put(o, "metadata: jemalloc %zu bytes committed (fast tier, outside fast_limit), tiermalloc "
 	       "%zu bytes\n",
 	    s->meta, s->pool);
+	print_job_text(o);
 	put(o, "___ End tiermalloc statistics ___\n");
 }
 
@@ -398,6 +443,7 @@ static void print_json(struct out *o, const struct snap *s)
 	    (unsigned long long)s->adv.size[0], (unsigned long long)s->adv.size[1],
 	    (unsigned long long)s->adv.size[2]);
 	put(o, "\"metadata\":{\"jemalloc\":%zu,\"tiermalloc\":%zu},", s->meta, s->pool);
+	print_job_json(o);
 	/* every knob of the table, as in effect */
 	put(o, "\"settings\":{");
 	for (size_t k = 0; k < tier_nknobs; k++) {

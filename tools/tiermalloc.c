@@ -20,6 +20,7 @@
 #include "chan.h"
 #include "init.h"
 #include "knobs.h"
+#include "ledger.h"
 #include "rundir.h"
 #include "sysfs.h"
 #include "topology.h"
@@ -59,6 +60,9 @@ static void usage(FILE *f)
 		"       tiermalloc topology\n"
 		"       tiermalloc heat PID\n"
 		"       tiermalloc knobs [--markdown | --man]\n"
+		"       tiermalloc job [list]   |   tiermalloc job show JOB [--watch SECONDS [--interval SECONDS]]\n"
+		"       tiermalloc job wait JOB SLOTS [--timeout SECONDS]\n"
+		"       tiermalloc job demote|promote JOB SIZE [--pid PID] [--wait SECONDS]\n"
 		"       tiermalloc --version | --help\n"
 		"\n"
 		"run (the default): PROGRAM with libtiermalloc preloaded.\n"
@@ -71,6 +75,11 @@ static void usage(FILE *f)
 		"  process (same names, types and errors: tier.fast_limit=2G, tier.demote=512M).\n"
 		"  topology: the tiers this machine offers and why.  heat: every 2 MiB block of\n"
 		"  a process (address range, tier, heat, seconds since it last moved).\n"
+		"job: the job ledgers of this user (processes sharing job_fast_limit): list\n"
+		"  them, show one's members, or demote/promote SIZE of the job's coldest fast\n"
+		"  (hottest slow) memory now, split over its members by their heat (--pid: one\n"
+		"  member only); wait until SLOTS slots are held (members joined, the dead\n"
+		"  freed).  JOB: a job name (job:NAME), or a cgroup path such as /a/b.\n"
 		"TIERMALLOC_LIB overrides the library path; TIERMALLOC_CONF's run_dir is honoured.\n"
 		"\nknobs (TIERMALLOC_CONF key:value; rw ones also as tier.<key> with ctl):\n");
 	for (size_t i = 0; i < tier_nknobs; i++)
@@ -691,6 +700,266 @@ static int cmd_knobs(int argc, char **argv)
 	return 0;
 }
 
+/* ------------------------------------------------------------------ job */
+static void job_ident(const char *arg, char *ident, size_t len)
+{
+	if (!strncmp(arg, "name:", 5) || !strncmp(arg, "cgroup:", 7))
+		snprintf(ident, len, "%s", arg);
+	else if (arg[0] == '/')
+		snprintf(ident, len, "cgroup:%s", arg);
+	else
+		snprintf(ident, len, "name:%s", arg);
+}
+
+static int job_dir(char *dir, size_t len)
+{
+	int fd = own_rundir(dir, len);
+	if (fd < 0)
+		die(1, "no runtime directory (see \"Runtime directory\" in the README)");
+	return fd;
+}
+
+static void job_map(const char *ident, struct tier_ledger_map *m)
+{
+	char dir[TIER_RUNDIR_PATH], why[200];
+	int fd = job_dir(dir, sizeof(dir));
+	if (tier_ledger_open(fd, dir, ident, false, m, why, sizeof(why))) {
+		if (errno == ENOENT && access(m->path, F_OK))
+			die(1, "job %s: no such job of this user (no ledger %s)", ident, m->path);
+		die(1, "job %s: ledger %s: %s", ident, m->path, why);
+	}
+}
+
+static uint64_t proc_start(long pid)
+{
+	return tier_ledger_start_of(pid);
+}
+
+/* The live members: slot index, pid and publication. */
+struct job_member {
+	int slot;
+	long pid;
+	struct tier_ledger_pub pub;
+};
+
+static int job_members(struct tier_ledger *l, struct job_member *out)
+{
+	int n = 0;
+	for (int i = 0; i < TIER_LEDGER_SLOTS; i++) {
+		long pid;
+		if (!tier_ledger_read(&l->slot[i], &pid, &out[n].pub))
+			continue;
+		if (!tier_ledger_alive(pid, out[n].pub.start, proc_start))
+			continue; /* gone; a member frees the slot within a second */
+		out[n].slot = i;
+		out[n].pid = pid;
+		n++;
+	}
+	return n;
+}
+
+static void job_print(const char *ident, struct tier_ledger_map *m)
+{
+	struct job_member mem[TIER_LEDGER_SLOTS];
+	int n = job_members(m->l, mem);
+	uint64_t budget = 0, fast = 0;
+	for (int i = 0; i < n; i++) {
+		if (mem[i].pub.budget && (!budget || mem[i].pub.budget < budget))
+			budget = mem[i].pub.budget;
+		fast += mem[i].pub.fast_bytes;
+	}
+	printf("job %s: ledger %s\n", ident, m->path);
+	int held = 0;
+	for (int i = 0; i < TIER_LEDGER_SLOTS; i++)
+		held += __atomic_load_n(&m->l->slot[i].owner, __ATOMIC_ACQUIRE) != 0;
+	printf("  members %d, slots held %d, budget %llu bytes (%llu MiB), fast %llu bytes (%llu MiB)\n", n, held,
+	       (unsigned long long)budget, (unsigned long long)(budget >> 20), (unsigned long long)fast,
+	       (unsigned long long)(fast >> 20));
+	for (int i = 0; i < n; i++) {
+		char comm[64];
+		comm_of(mem[i].pid, comm, sizeof(comm));
+		printf("  pid %ld (%s): fast %llu bytes, share %llu, fast_limit %llu\n", mem[i].pid, comm,
+		       (unsigned long long)mem[i].pub.fast_bytes, (unsigned long long)mem[i].pub.share,
+		       (unsigned long long)mem[i].pub.limit);
+	}
+}
+
+static int job_list_one(const char *name, void *arg)
+{
+	(void)arg;
+	size_t n = strlen(name);
+	if (strncmp(name, "job-", 4) || n < 11 || strcmp(name + n - 7, ".ledger"))
+		return 0;
+	char dir[TIER_RUNDIR_PATH], path[TIER_RUNDIR_PATH + 300];
+	job_dir(dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	/* the identity is inside: read it, then open by it (all checks) */
+	struct tier_ledger hdr;
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	ssize_t got = fd >= 0 ? pread(fd, &hdr, offsetof(struct tier_ledger, slot), 0) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (got != (ssize_t)offsetof(struct tier_ledger, slot) || !memchr(hdr.ident, '\0', sizeof(hdr.ident))) {
+		printf("%s: unreadable or not a ledger\n", path);
+		return 0;
+	}
+	struct tier_ledger_map m;
+	char why[200];
+	int dfd = own_rundir(dir, sizeof(dir));
+	if (tier_ledger_open(dfd, dir, hdr.ident, false, &m, why, sizeof(why))) {
+		printf("%s: refused: %s\n", path, why);
+		return 0;
+	}
+	job_print(hdr.ident, &m);
+	tier_ledger_close(&m);
+	return 0;
+}
+
+static int cmd_job(int argc, char **argv)
+{
+	const char *sub = argc > 0 ? argv[0] : "list";
+	char ident[TIER_LEDGER_IDENT];
+	struct tier_ledger_map m;
+	if (!strcmp(sub, "list")) {
+		if (argc > 1)
+			bad_usage("job list: unexpected argument %s", argv[1]);
+		char dir[TIER_RUNDIR_PATH];
+		job_dir(dir, sizeof(dir));
+		if (tier_dir_each(dir, job_list_one, NULL) < 0)
+			die(1, "%s: %s", dir, strerror(errno));
+		return 0;
+	}
+	if (!strcmp(sub, "show")) {
+		double watch = 0, interval = 1;
+		for (int i = 2; i < argc; i++) {
+			if ((!strcmp(argv[i], "--watch") || !strcmp(argv[i], "-w")) && i + 1 < argc)
+				watch = atof(argv[++i]);
+			else if ((!strcmp(argv[i], "--interval") || !strcmp(argv[i], "-d")) && i + 1 < argc)
+				interval = atof(argv[++i]);
+			else
+				bad_usage("job show: unexpected argument %s", argv[i]);
+		}
+		if (argc < 2 || !(interval > 0) || watch < 0)
+			bad_usage("job show JOB [--watch SECONDS [--interval SECONDS]] expected%s", "");
+		job_ident(argv[1], ident, sizeof(ident));
+		job_map(ident, &m);
+		uint64_t until = now_ns() + (uint64_t)(watch * 1e9);
+		for (;;) {
+			job_print(ident, &m);
+			fflush(stdout);
+			if (now_ns() >= until)
+				break;
+			pause_ms((long)(interval * 1000));
+		}
+		return 0;
+	}
+	if (!strcmp(sub, "wait")) {
+		/* until exactly N slots are held (members joined, or the slots
+		 * of the dead freed by the others) */
+		if (argc < 3)
+			bad_usage("job wait JOB SLOTS [--timeout SECONDS] expected%s", "");
+		int want = atoi(argv[2]);
+		double timeout = 10;
+		if (argc == 5 && !strcmp(argv[3], "--timeout"))
+			timeout = atof(argv[4]);
+		else if (argc != 3)
+			bad_usage("job wait: unexpected argument %s", argv[3]);
+		job_ident(argv[1], ident, sizeof(ident));
+		uint64_t t0 = now_ns(), until = t0 + (uint64_t)(timeout * 1e9);
+		char dir[TIER_RUNDIR_PATH], why[200];
+		int fd = job_dir(dir, sizeof(dir));
+		while (tier_ledger_open(fd, dir, ident, false, &m, why, sizeof(why))) {
+			if (now_ns() >= until)
+				die(1, "job %s: no ledger after %.1f s: %s", ident, timeout, why);
+			pause_ms(10);
+		}
+		for (;;) {
+			int held = 0;
+			for (int i = 0; i < TIER_LEDGER_SLOTS; i++)
+				held += __atomic_load_n(&m.l->slot[i].owner, __ATOMIC_ACQUIRE) != 0;
+			if (held == want) {
+				printf("%d slots held after %.3f s\n", held, (double)(now_ns() - t0) / 1e9);
+				return 0;
+			}
+			if (now_ns() >= until) {
+				printf("%d slots held, not %d, after %.1f s\n", held, want, timeout);
+				return 1;
+			}
+			pause_ms(10);
+		}
+	}
+	bool promote = !strcmp(sub, "promote");
+	if (!promote && strcmp(sub, "demote"))
+		bad_usage("job: unknown command %s (list, show, demote, promote)", sub);
+	if (argc < 3)
+		bad_usage("job demote|promote JOB SIZE expected%s", "");
+	size_t bytes;
+	if (tier_size_parse(argv[2], strlen(argv[2]), &bytes) || !bytes)
+		bad_usage("job: SIZE such as 64M expected, not \"%s\"", argv[2]);
+	long only = 0;
+	double wait_s = 10;
+	for (int i = 3; i < argc; i++) {
+		if (!strcmp(argv[i], "--pid") && i + 1 < argc)
+			only = parse_pid(argv[++i]);
+		else if (!strcmp(argv[i], "--wait") && i + 1 < argc)
+			wait_s = atof(argv[++i]);
+		else
+			bad_usage("job: unexpected argument %s", argv[i]);
+	}
+	job_ident(argv[1], ident, sizeof(ident));
+	job_map(ident, &m);
+	struct job_member mem[TIER_LEDGER_SLOTS];
+	struct tier_job_member h[TIER_LEDGER_SLOTS];
+	uint64_t part[TIER_LEDGER_SLOTS], seq[TIER_LEDGER_SLOTS];
+	int n = job_members(m.l, mem), k = 0;
+	if (only) {
+		for (int i = 0; i < n; i++)
+			if (mem[i].pid == only)
+				mem[k++] = mem[i];
+		if (!k)
+			die(1, "job %s: pid %ld is not a member", ident, only);
+		n = k;
+	}
+	if (!n)
+		die(1, "job %s: no live members", ident);
+	int minb = 0;
+	for (int i = 0; i < n; i++) {
+		h[i] = mem[i].pub.hist;
+		if ((int)mem[i].pub.min_bucket > minb)
+			minb = (int)mem[i].pub.min_bucket;
+	}
+	uint64_t pages = (bytes + 4095) >> 12;
+	uint64_t placed = tier_job_split(h, n, pages, promote, minb, part);
+	if (only && placed < pages)
+		part[0] = pages; /* one member: let it move what it finds */
+	for (int i = 0; i < n; i++)
+		seq[i] = part[i] ? tier_ledger_request(&m.l->slot[mem[i].slot], promote ? TIER_LEDGER_PROMOTE : TIER_LEDGER_DEMOTE,
+						       part[i] << 12) : 0;
+	/* wait for the members to apply their parts (each within a period) */
+	uint64_t until = now_ns() + (uint64_t)(wait_s * 1e9), total = 0;
+	int pending = 0;
+	for (int i = 0; i < n; i++) {
+		if (!seq[i])
+			continue;
+		struct tier_ledger_slot *s = &m.l->slot[mem[i].slot];
+		while (__atomic_load_n(&s->done_seq, __ATOMIC_ACQUIRE) != seq[i] && now_ns() < until &&
+		       __atomic_load_n(&s->owner, __ATOMIC_ACQUIRE) == (uint64_t)mem[i].pid)
+			pause_ms(20);
+		if (__atomic_load_n(&s->done_seq, __ATOMIC_ACQUIRE) == seq[i]) {
+			uint64_t moved = __atomic_load_n(&s->done_moved, __ATOMIC_RELAXED);
+			total += moved;
+			printf("pid %ld: asked %llu bytes, moved %llu\n", mem[i].pid,
+			       (unsigned long long)(part[i] << 12), (unsigned long long)moved);
+		} else {
+			printf("pid %ld: asked %llu bytes, no answer\n", mem[i].pid, (unsigned long long)(part[i] << 12));
+			pending++;
+		}
+	}
+	printf("%s: asked %zu bytes, the job's histograms placed %llu, moved %llu\n", promote ? "promote" : "demote",
+	       bytes, (unsigned long long)(placed << 12), (unsigned long long)total);
+	return pending ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	tier_settings_default(&tier_settings);
@@ -722,6 +991,8 @@ int main(int argc, char **argv)
 		return cmd_heat(argc - 2, argv + 2);
 	if (!strcmp(c, "knobs"))
 		return cmd_knobs(argc - 2, argv + 2);
+	if (!strcmp(c, "job"))
+		return cmd_job(argc - 2, argv + 2);
 	/* the wrapper stays the default: tiermalloc [-c CONF] [-s] PROGRAM */
 	return cmd_run(argc - 1, argv + 1);
 }

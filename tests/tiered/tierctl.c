@@ -33,6 +33,20 @@ static enum kind kind_of(const char *n)
 					  "promote_rate_mbps", "demote_rate_mbps", "heat_sources",
 					  "stats_print"};
 	static const char *const dbl[] = {"watermark_high", "watermark_low", "hysteresis", "share", "bg_cpu"};
+	/* job.* and cgroup.* (job.c); opt.job and opt.job_fast_limit read as text */
+	if (!strcmp(n, "opt.job") || !strcmp(n, "opt.job_fast_limit"))
+		return K_STR;
+	if (!strncmp(n, "job.", 4) || !strncmp(n, "cgroup.", 7)) {
+		static const char *const jstr[] = {"state", "name", "ledger", "cgroup", "mems"};
+		for (size_t i = 0; i < sizeof(jstr) / sizeof(*jstr); i++)
+			if (!strcmp(last, jstr[i]))
+				return K_STR;
+		if (!strcmp(last, "members"))
+			return K_UNSIGNED;
+		if (!strcmp(last, "requests") || !strncmp(last, "memory_", 7))
+			return K_U64;
+		return K_SIZE;
+	}
 	for (size_t i = 0; i < sizeof(strs) / sizeof(*strs); i++)
 		if (!strcmp(last, strs[i]))
 			return K_STR;

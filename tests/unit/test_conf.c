@@ -143,6 +143,27 @@ int main(void)
 		bad(long_path, "advise_csv");
 	}
 
+	/* job-wide tiering: a job name, a budget as a size or a share */
+	ok(parse("job:web-1.a_b,job_fast_limit:2G", &s) == 0 && !strcmp(s.job, "web-1.a_b") &&
+		   s.job_fast_limit.bytes == (size_t)2 << 30 && s.job_fast_limit.share == 0,
+	   "job and job_fast_limit as a size");
+	ok(parse("job_fast_limit:50%", &s) == 0 && s.job_fast_limit.share == 0.5 && !s.job_fast_limit.bytes,
+	   "job_fast_limit as a share (50%%)");
+	{
+		char b[64];
+		const struct tier_knob *k = tier_knob_find("job_fast_limit", 14);
+		ok(k && !strcmp(tier_knob_format(k, &s, b, sizeof(b)), "50%"), "the share prints back as 50%%");
+	}
+	ok(!def.job[0] && !def.job_fast_limit.bytes && def.job_fast_limit.share == 0, "defaults: no job");
+	bad("job:a/b", "job");
+	bad("job:a b", "job");
+	bad("job:", "job");
+	bad("job_fast_limit:0", "job_fast_limit");
+	bad("job_fast_limit:150%", "job_fast_limit");
+	bad("job_fast_limit:0%", "job_fast_limit");
+	bad("job_fast_limit:%", "job_fast_limit");
+	bad("job_fast_limit:5x%", "job_fast_limit");
+
 	/* node masks print back */
 	char buf[64];
 	ok(!strcmp(tier_nodemask_str(0x1d, buf, sizeof(buf)), "0,2-4"), "mask 0x1d prints as 0,2-4 (%s)",
