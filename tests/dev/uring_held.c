@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -141,6 +142,22 @@ int main(void)
 	   (unsigned long long)tries0, (unsigned long long)tries1, (unsigned long long)fail0,
 	   (unsigned long long)fail1);
 	ok(on_node(r, rlen, 1) == 1024, "the buffer is where it was (tier.promote moved %zu other bytes)", again);
+
+	/* a forked child gets copies of pinned pages (the kernel copies them
+	 * at fork): nothing is device-held there, and its copy moves */
+	pid_t pid = fork();
+	if (pid == 0) {
+		size_t ch = zsz("stats.device.held_blocks");
+		promote(64 * MB);
+		long c0 = on_node(r, rlen, 0);
+		_exit(ch == 0 && c0 == 1024 ? 0 : (ch ? 2 : 3));
+	}
+	int wst = -1;
+	waitpid(pid, &wst, 0);
+	ok(WIFEXITED(wst) && WEXITSTATUS(wst) == 0,
+	   "in a forked child nothing is device-held and its copy of the buffer moves (exit %d)",
+	   WIFEXITED(wst) ? WEXITSTATUS(wst) : -1);
+	ok(zsz("stats.device.held_blocks") == 2 && on_node(r, rlen, 1) == 1024, "the parent's stay held");
 
 	/* unregistered, freed, purged: nothing stays device-held */
 	syscall(SYS_io_uring_register, fd, IORING_UNREGISTER_BUFFERS, NULL, 0);
