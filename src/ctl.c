@@ -13,6 +13,7 @@
 #include "heat_cxl.h"
 #include "migrate.h"
 #include "monitor.h"
+#include "pin.h"
 #include "tiering.h"
 #include "init.h"
 #include "job.h"
@@ -361,6 +362,47 @@ static int h_fault_ns(const struct req *r, long i, const struct tier_knob *k)
 	RO_VALUE(uint64_t, atomic_load(&tier_heat_stats.fault_ns[i]));
 }
 
+/* ---- device awareness (issue 10): pinned and device-held memory, and
+ * the interposed registration calls.  The block counts walk the registry:
+ * read them when asked, not in a loop. */
+static int h_device(const struct req *r, long i, const struct tier_knob *k)
+{
+	(void)k;
+	int e = readonly(r);
+	if (e)
+		return e;
+	struct tier_device_scan s;
+	tier_migrate_scan(&s);
+	size_t v[] = {s.held_blocks, s.held_bytes, s.pinned_blocks, s.pinned_bytes};
+	return out(r, &v[i], sizeof(size_t));
+}
+static int h_device_held(const struct req *r, long i, const struct tier_knob *k) { (void)i; return h_device(r, 0, k); }
+static int h_device_held_bytes(const struct req *r, long i, const struct tier_knob *k) { (void)i; return h_device(r, 1, k); }
+static int h_device_pinned(const struct req *r, long i, const struct tier_knob *k) { (void)i; return h_device(r, 2, k); }
+static int h_device_pinned_bytes(const struct req *r, long i, const struct tier_knob *k) { (void)i; return h_device(r, 3, k); }
+static char held_reason[96];
+static int h_device_reason(const struct req *r, long i, const struct tier_knob *k)
+{
+	(void)i, (void)k;
+	int e = readonly(r);
+	if (e)
+		return e;
+	tier_ctl_lock();
+	tier_migrate_held_reason(held_reason, sizeof(held_reason));
+	tier_ctl_unlock();
+	const char *v = held_reason;
+	return out(r, &v, sizeof(v));
+}
+U64_STAT(h_migrate_retries, atomic_load(&tier_migrate_stats.retries))
+U64_STAT(h_device_marked, atomic_load(&tier_migrate_stats.held_marked))
+U64_STAT(h_devreg_calls, atomic_load(&tier_devreg_stats.calls))
+U64_STAT(h_devreg_pinned, atomic_load(&tier_devreg_stats.pinned))
+U64_STAT(h_devreg_foreign, atomic_load(&tier_devreg_stats.foreign))
+U64_STAT(h_devreg_untracked, atomic_load(&tier_devreg_stats.untracked))
+U64_STAT(h_devreg_unpinned, atomic_load(&tier_devreg_stats.unpinned))
+U64_STAT(h_devreg_missing, atomic_load(&tier_devreg_stats.missing))
+U64_STAT(h_devreg_live, atomic_load(&tier_devreg_stats.live))
+
 /* opt.<knob>: any knob, read-only.  tier.<knob>: run-time knobs, rw. */
 static int h_knob(const struct req *r, long i, const struct tier_knob *k)
 {
@@ -535,6 +577,21 @@ static const struct node nodes[] = {
 	{"cgroup.memory_max", h_job_10, TC_U64, false},
 	{"cgroup.memory_current", h_job_11, TC_U64, false},
 	{"cgroup.mems", h_job_12, TC_STR, false},
+	/* device awareness (issue 10) */
+	{"stats.migrate_retries", h_migrate_retries, TC_U64, false},
+	{"stats.device.held_blocks", h_device_held, TC_SIZE, false},
+	{"stats.device.held_bytes", h_device_held_bytes, TC_SIZE, false},
+	{"stats.device.held_marked", h_device_marked, TC_U64, false},
+	{"stats.device.held_reason", h_device_reason, TC_STR, false},
+	{"stats.device.pinned_blocks", h_device_pinned, TC_SIZE, false},
+	{"stats.device.pinned_bytes", h_device_pinned_bytes, TC_SIZE, false},
+	{"stats.device.reg_calls", h_devreg_calls, TC_U64, false},
+	{"stats.device.reg_pinned", h_devreg_pinned, TC_U64, false},
+	{"stats.device.reg_foreign", h_devreg_foreign, TC_U64, false},
+	{"stats.device.reg_untracked", h_devreg_untracked, TC_U64, false},
+	{"stats.device.reg_unpinned", h_devreg_unpinned, TC_U64, false},
+	{"stats.device.reg_missing", h_devreg_missing, TC_U64, false},
+	{"stats.device.reg_live", h_devreg_live, TC_U64, false},
 };
 
 /* stats.advise.<name>: index into h_advise */

@@ -98,6 +98,7 @@ static void h_destroy(extent_hooks_t *h, void *addr, size_t size, bool committed
 	}
 	uintptr_t a = (uintptr_t)addr;
 	tier_place_decommit(m, a, size);
+	tier_registry_dropped(m, a, size);
 	if (tier_bits_clear(m->start, (a - m->base) >> TIER_PAGE_SHIFT, 1))
 		atomic_fetch_sub(&tier_reg_stats.extents, 1);
 	if (atomic_fetch_sub(&m->live, size) == size) {
@@ -140,6 +141,7 @@ static bool h_decommit(extent_hooks_t *h, void *addr, size_t size, size_t offset
 	 * re-placed and rebound, and it must hold nothing then. */
 	if (madvise((char *)addr + offset, length, MADV_DONTNEED))
 		return true;
+	tier_registry_dropped(m, (uintptr_t)addr + offset, length);
 	tier_place_decommit(m, (uintptr_t)addr + offset, length);
 	return false;
 }
@@ -148,11 +150,13 @@ static bool h_purge_forced(extent_hooks_t *h, void *addr, size_t size, size_t of
 			   unsigned arena)
 {
 	(void)h;
-	if (!known(addr))
+	struct tier_mapping *m = known(addr);
+	if (!m)
 		return tier_default_hooks->purge_forced
 			       ? tier_default_hooks->purge_forced(tier_default_hooks, addr, size, offset,
 								  length, arena)
 			       : true;
+	tier_registry_dropped(m, (uintptr_t)addr + offset, length);
 	return madvise((char *)addr + offset, length, MADV_DONTNEED) != 0;
 }
 
@@ -160,11 +164,13 @@ static bool h_purge_lazy(extent_hooks_t *h, void *addr, size_t size, size_t offs
 			 unsigned arena)
 {
 	(void)h;
-	if (!known(addr))
+	struct tier_mapping *m = known(addr);
+	if (!m)
 		return tier_default_hooks->purge_lazy
 			       ? tier_default_hooks->purge_lazy(tier_default_hooks, addr, size, offset,
 								length, arena)
 			       : true;
+	tier_registry_dropped(m, (uintptr_t)addr + offset, length);
 	return madvise((char *)addr + offset, length, MADV_FREE) != 0;
 }
 

@@ -4,6 +4,10 @@
 
 #include "registry.h"
 
+/* The status of a page that move_pages left where it was without saying
+ * why (it does so for long-term pinned pages); not an errno. */
+#define TIER_HOLD_KEPT 1000
+
 struct tier_migrate_stats {
 	_Atomic uint64_t promoted_bytes, promoted_blocks;
 	_Atomic uint64_t demoted_bytes, demoted_blocks;
@@ -11,6 +15,10 @@ struct tier_migrate_stats {
 	_Atomic uint64_t failed_pages;  /* pages it could not move (busy, no memory) */
 	_Atomic uint64_t ns;            /* wall time spent migrating */
 	_Atomic uint64_t retries;       /* blocks whose leftover pages were moved again */
+	_Atomic uint64_t held_marked;   /* blocks found device-held, ever */
+	_Atomic uintptr_t last_held_addr;
+	_Atomic int last_held_status;   /* -errno or TIER_HOLD_KEPT */
+	_Atomic unsigned last_held_tries;
 };
 extern struct tier_migrate_stats tier_migrate_stats;
 
@@ -20,9 +28,28 @@ extern struct tier_migrate_stats tier_migrate_stats;
  * block changed under us or may not move.  Caller holds rcu_read_lock. */
 size_t tier_migrate_block(struct tier_mapping *m, uint32_t b, int to);
 /* Move again the pages of a block that a migration left behind: eight
- * tries, one per period, then one every few periods until they move. */
+ * tries, one per period, then one every few periods until they move or
+ * the block is found device-held. */
 void tier_migrate_retry(struct tier_mapping *m, uint32_t b);
-/* Whether a block may ever move (automatic arena, not metadata, unpinned). */
+/* Whether a block may ever move (automatic arena, not metadata, unpinned,
+ * not device-held). */
 bool tier_block_movable(const struct tier_mapping *m, uint32_t b);
+/* Device-held: the same pages of it failed to move over repeated tries
+ * (something holds them: RDMA, io_uring fixed buffers, GPU registration);
+ * lapses when pages of the block are dropped. */
+bool tier_block_held(const struct tier_mapping *m, uint32_t b);
+
+/* Pinned and device-held blocks now (a walk over the registry: for
+ * stats, never per period). */
+struct tier_device_scan {
+	size_t pinned_blocks, pinned_bytes;  /* tier_pin (committed bytes) */
+	size_t held_blocks, held_bytes;      /* device-held */
+	size_t held_kept, held_busy, held_other; /* blocks by their last status */
+};
+void tier_migrate_scan(struct tier_device_scan *s);
+/* "not-migrated", "-EBUSY", ... */
+const char *tier_hold_status_name(int st);
+/* The last block marked: "not-migrated x9 at 0x7f...", or "none". */
+void tier_migrate_held_reason(char *buf, size_t len);
 
 #endif

@@ -4,6 +4,7 @@
 #include <errno.h>
 
 #include "init.h"
+#include "pin.h"
 #include "registry.h"
 #include "stats.h"
 
@@ -44,3 +45,5 @@ static int pin_range(const void *ptr, size_t len, int delta)
 
 int tier_pin(const void *ptr, size_t len) { return pin_range(ptr, len, 1); }
 int tier_unpin(const void *ptr, size_t len) { return pin_range(ptr, len, -1); }
+
+struct tier_devreg_stats tier_devreg_stats;

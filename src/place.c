@@ -233,6 +233,10 @@ void tier_place_rebuild(void)
 			if (pages && (t < 0 || t >= tier_place.ntiers))
 				t = 0;
 			atomic_store(&m->blocks[b].state, pages ? TIER_BS_MAKE(pages, t) : 0);
+			/* the kernel gave this child copies of pages a device
+			 * held (pinned pages are copied at fork): movable */
+			atomic_store(&m->blocks[b].held, 0);
+			m->blocks[b].hold_tries = 0;
 			committed += pages << TIER_PAGE_SHIFT;
 			if (!pages)
 				continue;

@@ -30,6 +30,8 @@ struct tier_block {
 	_Atomic uint32_t placements; /* times the block was placed afresh (hooks) */
 	_Atomic uint32_t moves;      /* times the migrator moved its pages: whoever caches
 				      * where they are (the cxl source's frames) reads again */
+	_Atomic uint32_t drops;    /* times pages of it were dropped (decommit, purge: hooks) */
+	_Atomic uint32_t held;     /* device-held: drops + 1 when marked (migrate.c); stale otherwise */
 	/* The rest belongs to the background thread (under the balance lock). */
 	float heat;                /* sum over sources of rate - floor: what the policy ranks */
 	float rate[5];             /* per source: moving average of accesses per page per period */
@@ -49,6 +51,14 @@ struct tier_block {
 	uint8_t hist_tier;         /* tier + 1 of that count (0: none) */
 	uint8_t hist_bucket;
 	uint8_t flags;             /* heat bookkeeping (TIER_BF_*) */
+	/* The migrator's streak of tries that failed on the same pages, which
+	 * makes a block device-held (migrate.c). */
+	uint32_t hold_sig;         /* hash of the failing pages' indexes */
+	uint32_t hold_since_ms;    /* when the streak began (monotonic, ms) */
+	uint32_t hold_drops;       /* drops when it began */
+	uint16_t hold_pages;       /* failing pages */
+	uint8_t hold_tries;        /* tries in the streak */
+	int16_t hold_status;       /* the last status seen (-errno, or TIER_HOLD_KEPT) */
 };
 
 struct tier_mapping {
@@ -84,6 +94,18 @@ extern struct tier_registry_stats tier_reg_stats;
 static inline uintptr_t tier_block_addr(const struct tier_mapping *m, uint32_t b)
 {
 	return m->base + ((uintptr_t)b << TIER_BLOCK_SHIFT);
+}
+
+/* Pages of [addr, addr+len) in m were dropped (decommitted, purged,
+ * unmapped): whatever a device had mapped there is not what the program
+ * finds there now, so a device-held mark on those blocks lapses.  Hooks. */
+static inline void tier_registry_dropped(struct tier_mapping *m, uintptr_t addr, size_t len)
+{
+	if (!len || addr < m->base)
+		return;
+	uintptr_t b = (addr - m->base) >> TIER_BLOCK_SHIFT, e = (addr + len - 1 - m->base) >> TIER_BLOCK_SHIFT;
+	for (; b <= e && b < m->nblocks; b++)
+		atomic_fetch_add_explicit(&m->blocks[b].drops, 1, memory_order_relaxed);
 }
 
 /* Register a fresh mapping [base, base+size); NULL if out of memory. */

@@ -16,6 +16,7 @@
 #include "heat_cxl.h"
 #include "migrate.h"
 #include "monitor.h"
+#include "pin.h"
 #include "tiering.h"
 #include "init.h"
 #include "job.h"
@@ -123,6 +124,10 @@ struct snap {
 	struct {
 		uint64_t seen[3], size[3], tracked;
 	} adv;
+	/* device awareness (issue 10) */
+	struct tier_device_scan dev;
+	char held_reason[96];
+	uint64_t retries, held_marked, reg[7];
 };
 
 static void gather(struct snap *s)
@@ -194,6 +199,18 @@ static void gather(struct snap *s)
 		s->adv.size[i] = atomic_load(&tier_advise_stats.size[i]);
 	}
 	s->adv.tracked = atomic_load(&tier_advise_stats.tracked);
+	/* device awareness (issue 10) */
+	tier_migrate_scan(&s->dev);
+	tier_migrate_held_reason(s->held_reason, sizeof(s->held_reason));
+	s->retries = atomic_load(&tier_migrate_stats.retries);
+	s->held_marked = atomic_load(&tier_migrate_stats.held_marked);
+	s->reg[0] = atomic_load(&tier_devreg_stats.calls);
+	s->reg[1] = atomic_load(&tier_devreg_stats.pinned);
+	s->reg[2] = atomic_load(&tier_devreg_stats.foreign);
+	s->reg[3] = atomic_load(&tier_devreg_stats.untracked);
+	s->reg[4] = atomic_load(&tier_devreg_stats.unpinned);
+	s->reg[5] = atomic_load(&tier_devreg_stats.missing);
+	s->reg[6] = atomic_load(&tier_devreg_stats.live);
 }
 
 static const char *off_reason(const struct snap *s)
@@ -361,6 +378,15 @@ static void print_text(struct out *o, const struct snap *s)
 	    (size_t)(s->adv.tracked >> 20), (double)s->adv.seen[0] / 1048576.0, (double)s->adv.seen[1] / 1048576.0,
 	    (double)s->adv.seen[2] / 1048576.0, (double)s->adv.size[0] / 1048576.0,
 	    (double)s->adv.size[1] / 1048576.0, (double)s->adv.size[2] / 1048576.0);
+	put(o, "device: held %zu blocks, %zu bytes (by last status: not-migrated %zu, -EBUSY %zu, "
+	       "other %zu), %llu marked ever, last %s; pinned %zu blocks, %zu bytes; "
+	       "registrations seen %llu: pinned %llu, foreign %llu, untracked %llu, unpinned %llu, "
+	       "no library %llu, live %llu; migration retries %llu\n",
+	    s->dev.held_blocks, s->dev.held_bytes, s->dev.held_kept, s->dev.held_busy, s->dev.held_other,
+	    (unsigned long long)s->held_marked, s->held_reason, s->dev.pinned_blocks, s->dev.pinned_bytes,
+	    (unsigned long long)s->reg[0], (unsigned long long)s->reg[1], (unsigned long long)s->reg[2],
+	    (unsigned long long)s->reg[3], (unsigned long long)s->reg[4], (unsigned long long)s->reg[5],
+	    (unsigned long long)s->reg[6], (unsigned long long)s->retries);
 	put(o, "metadata: jemalloc %zu bytes committed (fast tier, outside fast_limit), tiermalloc "
 	       "%zu bytes\n",
 	    s->meta, s->pool);
@@ -444,6 +470,16 @@ static void print_json(struct out *o, const struct snap *s)
 	    (unsigned long long)s->adv.size[2]);
 	put(o, "\"metadata\":{\"jemalloc\":%zu,\"tiermalloc\":%zu},", s->meta, s->pool);
 	print_job_json(o);
+	put(o, "\"device\":{\"held_blocks\":%zu,\"held_bytes\":%zu,\"held_not_migrated\":%zu,"
+	       "\"held_ebusy\":%zu,\"held_other\":%zu,\"held_marked\":%llu,\"held_reason\":\"%s\","
+	       "\"pinned_blocks\":%zu,\"pinned_bytes\":%zu,\"reg_calls\":%llu,\"reg_pinned\":%llu,"
+	       "\"reg_foreign\":%llu,\"reg_untracked\":%llu,\"reg_unpinned\":%llu,\"reg_missing\":%llu,"
+	       "\"reg_live\":%llu,\"migrate_retries\":%llu},",
+	    s->dev.held_blocks, s->dev.held_bytes, s->dev.held_kept, s->dev.held_busy, s->dev.held_other,
+	    (unsigned long long)s->held_marked, jstr(s->held_reason, b2, sizeof(b2)), s->dev.pinned_blocks,
+	    s->dev.pinned_bytes, (unsigned long long)s->reg[0], (unsigned long long)s->reg[1],
+	    (unsigned long long)s->reg[2], (unsigned long long)s->reg[3], (unsigned long long)s->reg[4],
+	    (unsigned long long)s->reg[5], (unsigned long long)s->reg[6], (unsigned long long)s->retries);
 	/* every knob of the table, as in effect */
 	put(o, "\"settings\":{");
 	for (size_t k = 0; k < tier_nknobs; k++) {

@@ -31,6 +31,8 @@ guest() { # guest TOPOLOGY SCRIPT ARGS...: the guest's TAP lines, renumbered
 	guest flat "$top_srcdir/tests/tiered/guest-flat.sh" flat
 	guest three "$top_srcdir/tests/tiered/guest-flat.sh" three
 	guest cxl "$top_srcdir/tests/tiered/guest-cxl-topo.sh"
+	# device awareness (issue 10): io_uring fixed buffers, registration calls
+	guest tiered "$top_srcdir/tests/dev/guest-dev.sh"
 } >"$tmp/all"
 # renumber for one plan
 n=0
