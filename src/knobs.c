@@ -87,6 +87,10 @@ const struct tier_knob tier_knobs[] = {
 	 "an absolute directory path, at most 255 bytes, without ','",
 	 "see \"Runtime directory\"",
 	 "an absolute path: this user's runtime directory (control channels), tried before the default places"},
+	{"large_cache", TK_SIZE, OFF(large_cache), 0, (double)((size_t)1 << 40), false,
+	 "a size: 0 (off), or bytes with K, M or G",
+	 "8M",
+	 "keep freed huge buffers (jemalloc's oversize ones, 8 MiB and up) for reuse instead of purging them at once, within this much above the recent peak of live huge memory; 0: jemalloc's eager purge (start-up only)"},
 };
 _Static_assert(sizeof(tier_knobs) / sizeof(tier_knobs[0]) <= 32, "struct tier_settings.set has 32 bits");
 const size_t tier_nknobs = sizeof(tier_knobs) / sizeof(tier_knobs[0]);
@@ -113,6 +117,7 @@ void tier_settings_default(struct tier_settings *s)
 	s->heat_sources = TIER_SRC_DEFAULT;
 	s->migrate = true;
 	s->bg_cpu = 0.01;
+	s->large_cache = (size_t)8 << 20;
 }
 
 const struct tier_knob *tier_knob_find(const char *name, size_t len)

@@ -40,6 +40,7 @@ struct tier_settings {
 	bool always_hook;               /* extent hooks even where nothing is ever tiered */
 	bool ctl;                       /* control channel even when nothing is tiered */
 	char run_dir[TIER_PATH_MAX];    /* runtime directory (rundir.c); "": the default places */
+	size_t large_cache;             /* large-buffer cache slack, bytes (large.c); 0: off */
 	uint32_t set;                   /* bit k: knob k given explicitly */
 };
 
