@@ -30,7 +30,8 @@ def run(binary, n, preload, conf):
         env["LD_PRELOAD"] = preload
     if conf:
         env["TIERMALLOC_CONF"] = conf
-    p = subprocess.Popen([binary, "large-churn", str(n)], env=env, stdout=subprocess.PIPE, text=True)
+    p = subprocess.Popen([binary, "large-churn", str(n)], env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL, text=True)
     out = p.stdout.read()
     _, status, ru = os.wait4(p.pid, 0)
     p.stdout.close()
