@@ -71,7 +71,7 @@ static _Atomic size_t absorbed;
 /* Large-buffer cache (large.c): its slack (0: off), and the size from which
  * allocations are checked: jemalloc's default oversize threshold until
  * jemalloc is asked (no mallctl before a process allocates that much). */
-static size_t large_slack;
+static _Atomic size_t large_slack;
 static _Atomic size_t large_at = (size_t)8 << 20;
 /* MIBs of arena.0.dirty_decay_ms, arena.0.extent_hooks, thread.arena and
  * thread.allocated */
@@ -332,7 +332,7 @@ static void large_prepare(void)
 			large_slack = 0; /* no huge arena: nothing to cache */
 		} else {
 			atomic_store(&large_at, oversize);
-			if (initialized(nauto) && tier_large_setup(nauto, oversize, large_slack))
+			if (initialized(nauto) && tier_large_setup(nauto, oversize, atomic_load(&large_slack)))
 				large_slack = 0;
 		}
 	}
