@@ -50,6 +50,7 @@
 
 #include "arena.h"
 #include "hooks.h"
+#include "large.h"
 
 #define NONE UINT32_MAX
 
@@ -67,6 +68,11 @@ static uint64_t known[TIER_MAX_ARENAS / 64]; /* automatic arenas with our hooks 
 static _Atomic unsigned hooked, late;
 static _Atomic bool huge_hooked;
 static _Atomic size_t absorbed;
+/* Large-buffer cache (large.c): its slack (0: off), and the size from which
+ * allocations are checked: jemalloc's default oversize threshold until
+ * jemalloc is asked (no mallctl before a process allocates that much). */
+static _Atomic size_t large_slack;
+static _Atomic size_t large_at = (size_t)8 << 20;
 /* MIBs of arena.0.dirty_decay_ms, arena.0.extent_hooks, thread.arena and
  * thread.allocated */
 static size_t mib_init[3], mib_hooks[3], mib_thread[2], mib_allocated[2];
@@ -307,7 +313,30 @@ bool tier_arena_spare_ready(void)
 
 size_t tier_arena_watch(void)
 {
-	return hooks_on && oversize && !atomic_load(&huge_hooked) ? oversize : SIZE_MAX;
+	if (hooks_on && oversize && !atomic_load(&huge_hooked))
+		return oversize;
+	return large_slack ? atomic_load_explicit(&large_at, memory_order_relaxed) : SIZE_MAX;
+}
+
+void tier_arena_large_cache(size_t slack) { large_slack = slack; }
+
+/* Set the large-buffer cache up once jemalloc's huge arena exists (the
+ * allocation that creates it is the last one purged at once). */
+static void large_prepare(void)
+{
+	if (tier_large_on())
+		return;
+	pthread_mutex_lock(&arena_lock);
+	if (!tier_large_on() && large_slack) {
+		if (!setup() || !oversize || !mibs_ok) {
+			large_slack = 0; /* no huge arena: nothing to cache */
+		} else {
+			atomic_store(&large_at, oversize);
+			if (initialized(nauto) && tier_large_setup(nauto, oversize, atomic_load(&large_slack)))
+				large_slack = 0;
+		}
+	}
+	pthread_mutex_unlock(&arena_lock);
 }
 
 void tier_arena_huge_prepare(void)
@@ -337,6 +366,10 @@ void tier_thread_enter_slow(size_t size)
 	}
 	if (size >= oversize && oversize)
 		tier_arena_huge_prepare();
+	if (large_slack && size >= atomic_load(&large_at)) {
+		large_prepare();
+		tier_large_before(size);
+	}
 	tier_tls_watch = tier_arena_watch();
 }
 
@@ -391,8 +424,17 @@ unsigned tier_arena_of_tier(int tier)
 	return a;
 }
 
-void tier_arenas_prefork(void) { pthread_mutex_lock(&arena_lock); }
-void tier_arenas_postfork(void) { pthread_mutex_unlock(&arena_lock); }
+void tier_arenas_prefork(void)
+{
+	pthread_mutex_lock(&arena_lock);
+	tier_large_prefork();
+}
+
+void tier_arenas_postfork(void)
+{
+	tier_large_postfork();
+	pthread_mutex_unlock(&arena_lock);
+}
 
 int tier_arenas_install(int n, bool hooks)
 {

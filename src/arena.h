@@ -24,8 +24,13 @@ bool tier_arena_spare_ready(void);
 void tier_arena_huge_prepare(void);
 /* The size from which a thread's allocations must pass through
  * tier_thread_enter_slow: the oversize threshold while the huge arena is
- * not hooked, else SIZE_MAX. */
+ * not hooked, else the threshold with the large-buffer cache on, else
+ * SIZE_MAX. */
 size_t tier_arena_watch(void);
+/* Before boot's tier_arenas_install: the large-buffer cache's slack in
+ * bytes (knob large_cache; 0: off).  Huge allocations then pass through
+ * tier_thread_enter_slow, which checks the cache (large.c). */
+void tier_arena_large_cache(size_t slack);
 /* Hook any automatic or huge arena that appeared with jemalloc's hooks. */
 void tier_arenas_sweep(void);
 /* fork: taken before jemalloc's own locks (see init.c). */

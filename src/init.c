@@ -93,6 +93,7 @@ static void boot(void)
 	tier_place_setup(&tier_topo, tier_settings.enabled, tier_settings.fast_limit);
 
 	pthread_atfork(prefork, postfork_parent, postfork_child);
+	tier_arena_large_cache(tier_settings.large_cache);
 	if (tier_arenas_install(tier_topo.ntiers, hooks_needed()) < 0)
 		tier_log("could not install extent hooks; allocations are served untiered");
 }

@@ -51,6 +51,7 @@ struct tier_settings {
 	/* job-wide tiering (job.c) */
 	char job[TIER_NAME_MAX];        /* job name; "": the cgroup, when job_fast_limit is given */
 	struct tier_size_share job_fast_limit;
+	size_t large_cache;             /* large-buffer cache slack, bytes (large.c); 0: off */
 	uint32_t set;                   /* bit k: knob k given explicitly */
 };
 

@@ -14,6 +14,7 @@
 #include "bg.h"
 #include "heat.h"
 #include "heat_cxl.h"
+#include "large.h"
 #include "migrate.h"
 #include "monitor.h"
 #include "pin.h"
@@ -326,6 +327,13 @@ static void print_text(struct out *o, const struct snap *s)
 	       "before the hooks: %zu; pre-hook memory set aside: %zu bytes\n",
 	    tier_arenas_hooked(), tier_arenas_late(), tier_arena_huge_hooked() ? "hooked" : "not hooked",
 	    s->unknown, tier_arena_absorbed());
+	put(o, "large cache: %s; huge allocations checked: %llu; emptied: %llu times, %llu bytes; "
+	       "held at the last check: %llu bytes\n",
+	    tier_large_on() ? "on" : "off",
+	    (unsigned long long)atomic_load(&tier_large_stats.checks),
+	    (unsigned long long)atomic_load(&tier_large_stats.purges),
+	    (unsigned long long)atomic_load(&tier_large_stats.purged),
+	    (unsigned long long)atomic_load(&tier_large_stats.cached));
 	put(o, "placement: spilled to a slower tier: %llu blocks; mbind calls: %llu, failed: %llu%s%s\n",
 	    (unsigned long long)s->spilled, (unsigned long long)s->bind_calls,
 	    (unsigned long long)s->bind_fail, s->bind_fail ? ", last error: " : "",
@@ -417,6 +425,13 @@ static void print_json(struct out *o, const struct snap *s)
 	       "\"unknown_extent_calls\":%zu},",
 	    tier_arenas_hooked(), tier_arenas_late(), tier_arena_huge_hooked() ? "true" : "false",
 	    s->unknown);
+	put(o, "\"large_cache\":{\"on\":%s,\"checks\":%llu,\"purges\":%llu,\"purged\":%llu,"
+	       "\"held\":%llu},",
+	    tier_large_on() ? "true" : "false",
+	    (unsigned long long)atomic_load(&tier_large_stats.checks),
+	    (unsigned long long)atomic_load(&tier_large_stats.purges),
+	    (unsigned long long)atomic_load(&tier_large_stats.purged),
+	    (unsigned long long)atomic_load(&tier_large_stats.cached));
 	put(o, "\"placement\":{\"spilled_blocks\":%llu,\"mbind_calls\":%llu,\"mbind_failures\":%llu},",
 	    (unsigned long long)s->spilled, (unsigned long long)s->bind_calls,
 	    (unsigned long long)s->bind_fail);

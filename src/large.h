@@ -1,0 +1,30 @@
+/* Large-buffer cache: freed huge extents (jemalloc's oversize arena) stay
+ * dirty for reuse, within a bound checked before each huge allocation.
+ * See large.c.  Not for extent hooks or signal handlers: it calls mallctl. */
+#ifndef TIER_LARGE_H
+#define TIER_LARGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct tier_large_stats {
+	_Atomic uint64_t checks;   /* huge allocations checked */
+	_Atomic uint64_t purges;   /* times the cache was emptied */
+	_Atomic uint64_t purged;   /* bytes emptied */
+	_Atomic uint64_t cached;   /* dirty bytes held at the last check */
+};
+extern struct tier_large_stats tier_large_stats;
+
+/* The huge arena exists (index arena, jemalloc's opt.oversize_threshold
+ * oversize): let it keep freed extents dirty.  Returns 0 or -1. */
+int tier_large_setup(unsigned arena, size_t oversize, size_t slack);
+/* Before an allocation of size bytes (>= the oversize threshold). */
+void tier_large_before(size_t size);
+/* Whether the cache is set up and on. */
+bool tier_large_on(void);
+/* fork: the cache's lock, taken before jemalloc's own. */
+void tier_large_prefork(void);
+void tier_large_postfork(void);
+
+#endif

@@ -1,0 +1,154 @@
+/* The large-buffer cache (src/large.c): freed huge buffers (jemalloc's
+ * oversize ones, 8 MiB and up) are reused without faulting their pages in
+ * again, contents stay right (calloc zeroes a reused buffer), the stats
+ * show the cache, it is given back after a pause, and large_cache:0 keeps
+ * jemalloc's eager purge.  Counts, not times. */
+#define _GNU_SOURCE
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../tap.h"
+#include "tiermalloc.h"
+
+#define MIB ((size_t)1 << 20)
+#define PAGES(n) ((long)((n) / 4096))
+
+static long faults(void)
+{
+	struct rusage u;
+	getrusage(RUSAGE_SELF, &u);
+	return u.ru_minflt;
+}
+
+static long rss_pages(void)
+{
+	long size = 0, res = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+	if (f) {
+		if (fscanf(f, "%ld %ld", &size, &res) != 2)
+			res = 0;
+		fclose(f);
+	}
+	return res;
+}
+
+/* "large cache: on; huge allocations checked: C; emptied: P times, B bytes; held ...: H bytes" */
+static bool cache_stats(unsigned long long *checks, unsigned long long *purges, unsigned long long *held)
+{
+	tap_out_reset();
+	tier_stats_print(tap_out_cb, NULL, NULL);
+	const char *s = strstr(tap_out, "\nlarge cache: on; ");
+	unsigned long long bytes;
+	return s && sscanf(s, "\nlarge cache: on; huge allocations checked: %llu; emptied: %llu times, "
+			      "%llu bytes; held at the last check: %llu bytes",
+			   checks, purges, &bytes, held) == 4;
+}
+
+/* n rounds of: allocate size bytes, write every page, free; the faults */
+static long churn(size_t size, int n)
+{
+	long f0 = faults();
+	for (int i = 0; i < n; i++) {
+		volatile unsigned char *b = malloc(size);
+		if (!b)
+			return -1;
+		for (size_t o = 0; o < size; o += 4096)
+			b[o] = (unsigned char)i;
+		free((void *)b);
+	}
+	return faults() - f0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && !strcmp(argv[1], "off")) {
+		/* the child below, under large_cache:0 */
+		churn(9 * MIB, 2);
+		long f = churn(12 * MIB, 10);
+		tap_out_reset();
+		tier_stats_print(tap_out_cb, NULL, NULL);
+		return f >= 9 * PAGES(12 * MIB) && strstr(tap_out, "\nlarge cache: off;") ? 0 : 1;
+	}
+	tap_rerun_with(argv, "TIERMALLOC_CONF", "");
+	/* the first huge allocation makes jemalloc's huge arena (purged at
+	 * once); the cache is set up from the next one */
+	churn(9 * MIB, 2);
+
+	/* reuse: 10 rounds of 12 MiB fault about one buffer's pages, not 10 */
+	long f = churn(12 * MIB, 10);
+	ok(f >= 0 && f < 3 * PAGES(12 * MIB), "10 rounds of 12 MiB took %ld faults (< 3 buffers' %ld)",
+	   f, 3 * PAGES(12 * MIB));
+	unsigned long long checks = 0, purges = 0, held = 0;
+	bool shown = cache_stats(&checks, &purges, &held);
+	ok(shown && checks >= 10,
+	   "stats show the cache on, %llu huge allocations checked", checks);
+
+	/* contents: a live neighbour stays intact across reuse; calloc of a
+	 * reused dirty buffer is zero */
+	unsigned char *a = malloc(16 * MIB), *b = malloc(16 * MIB);
+	memset(a, 0xab, 16 * MIB);
+	memset(b, 0x5c, 16 * MIB);
+	free(a);
+	unsigned char *c = calloc(1, 16 * MIB);
+	bool zero = c != NULL, intact = true;
+	for (size_t i = 0; c && i < 16 * MIB; i += 512)
+		zero &= c[i] == 0 && c[i + 511] == 0;
+	for (size_t i = 0; i < 16 * MIB; i += 512)
+		intact &= b[i] == 0x5c && b[i + 511] == 0x5c;
+	ok(zero, "calloc of a reused 16 MiB buffer is zero");
+	ok(intact, "a live 16 MiB buffer is intact across its neighbour's reuse");
+	free(b);
+	free(c);
+
+	/* given back: 4 x 20 MiB freed stay cached (within the recent peak);
+	 * after 2 s without huge allocations the peak is forgotten, and the
+	 * next huge allocation empties the cache */
+	void *p[4];
+	for (int i = 0; i < 4; i++) {
+		p[i] = malloc(20 * MIB);
+		memset(p[i], i + 1, 20 * MIB);
+	}
+	for (int i = 0; i < 4; i++)
+		free(p[i]);
+	free(malloc(9 * MIB));
+	unsigned long long purges0 = 0, held0 = 0;
+	cache_stats(&checks, &purges0, &held0);
+	long rss_cached = rss_pages();
+	ok(held0 >= 60 * MIB, "80 MiB freed: %llu MiB held for reuse", held0 / MIB);
+	struct timespec pause = {2, 200000000};
+	nanosleep(&pause, NULL);
+	free(malloc(9 * MIB));
+	cache_stats(&checks, &purges, &held);
+	long rss_after = rss_pages();
+	ok(purges > purges0 && held == 0, "after a 2.2 s pause the cache is emptied (%llu -> %llu times)",
+	   purges0, purges);
+	ok(rss_cached - rss_after >= PAGES(60 * MIB), "RSS fell by %ld MiB (>= 60)",
+	   (rss_cached - rss_after) * 4096 / (long)MIB);
+
+	/* fork while the cache is on: the child allocates huge buffers */
+	pid_t pid = fork();
+	if (pid == 0)
+		_exit(churn(12 * MIB, 3) >= 0 ? 0 : 1);
+	int st = -1;
+	waitpid(pid, &st, 0);
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "a forked child churns huge buffers");
+
+	/* large_cache:0: jemalloc's eager purge, every round faults again */
+	pid = fork();
+	if (pid == 0) {
+		setenv("TIERMALLOC_CONF", "large_cache:0", 1);
+		char *args[] = {argv[0], "off", NULL};
+		execv("/proc/self/exe", args);
+		_exit(127);
+	}
+	st = -1;
+	waitpid(pid, &st, 0);
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "large_cache:0: 10 rounds fault every time (exit %d)",
+	   WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	return done();
+}
