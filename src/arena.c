@@ -50,10 +50,25 @@
 
 #include "arena.h"
 #include "hooks.h"
+#include "reentry.h"
 
 #define NONE UINT32_MAX
 
 static pthread_mutex_t arena_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The lock is held across mallctl calls: a signal handler's allocation
+ * meanwhile must not enter jemalloc, nor wait for this lock. */
+static void lock_arenas(void)
+{
+	tier_reentry_enter();
+	pthread_mutex_lock(&arena_lock);
+}
+
+static void unlock_arenas(void)
+{
+	pthread_mutex_unlock(&arena_lock);
+	tier_reentry_leave();
+}
 static _Atomic(signed char) pinned[TIER_MAX_ARENAS];
 static _Atomic unsigned tier_arena[TIER_MAX_TIERS];
 static int ntiers;
@@ -259,7 +274,7 @@ void tier_arena_thread_start(void)
 	if (!hooks_on || eager || tls_bound)
 		return;
 	tls_bound = true;
-	pthread_mutex_lock(&arena_lock);
+	lock_arenas();
 	/* This thread's first call into jemalloc (any call, a mallctl too)
 	 * binds it: to a hooked arena that has no threads if there is one. */
 	unsigned a = NONE;
@@ -285,7 +300,7 @@ void tier_arena_thread_start(void)
 		/* the next new thread takes this one */
 		ensure_spare_locked();
 	}
-	pthread_mutex_unlock(&arena_lock);
+	unlock_arenas();
 }
 
 /* A thread's first call into jemalloc binds it to an arena; when every
@@ -298,10 +313,10 @@ bool tier_arena_spare_ready(void)
 	if (!hooks_on || eager)
 		return true;
 	tier_thread_enter(0);
-	pthread_mutex_lock(&arena_lock);
+	lock_arenas();
 	ensure_spare_locked();
 	bool ready = spare != NONE || next_auto >= nauto;
-	pthread_mutex_unlock(&arena_lock);
+	unlock_arenas();
 	return ready;
 }
 
@@ -314,7 +329,7 @@ void tier_arena_huge_prepare(void)
 {
 	if (!hooks_on || !oversize || atomic_load(&huge_hooked))
 		return;
-	pthread_mutex_lock(&arena_lock);
+	lock_arenas();
 	if (!atomic_load(&huge_hooked) && !initialized(nauto)) {
 		/* jemalloc creates the huge arena for this allocation; it is
 		 * kept, with the rest of its default chunk (absorbed below) */
@@ -323,7 +338,7 @@ void tier_arena_huge_prepare(void)
 			set_aside(p);
 	}
 	hook_huge_locked();
-	pthread_mutex_unlock(&arena_lock);
+	unlock_arenas();
 }
 
 void tier_thread_enter_slow(size_t size)
@@ -346,9 +361,9 @@ void tier_arenas_sweep(void)
 		return;
 	/* a thread whose first call this is binds through the usual path */
 	tier_thread_enter(0);
-	pthread_mutex_lock(&arena_lock);
+	lock_arenas();
 	sweep_locked();
-	pthread_mutex_unlock(&arena_lock);
+	unlock_arenas();
 }
 
 /* Both sweep first: stats report the arenas as they are now. */
@@ -372,7 +387,7 @@ unsigned tier_arena_of_tier(int tier)
 	if (a != NONE || tier >= ntiers)
 		return a;
 	tier_thread_enter(0);
-	pthread_mutex_lock(&arena_lock);
+	lock_arenas();
 	a = atomic_load(&tier_arena[tier]);
 	if (a == NONE && setup()) {
 		extent_hooks_t *h = &tier_extent_hooks;
@@ -387,7 +402,7 @@ unsigned tier_arena_of_tier(int tier)
 			a = NONE;
 		}
 	}
-	pthread_mutex_unlock(&arena_lock);
+	unlock_arenas();
 	return a;
 }
 
@@ -430,7 +445,9 @@ void *tier_malloc(unsigned tier, size_t size)
 		return NULL;
 	}
 	/* no tcache: a cached region could come from another arena */
+	tier_reentry_enter();
 	void *p = mallocx(size ? size : 1, MALLOCX_ARENA(a) | MALLOCX_TCACHE_NONE);
+	tier_reentry_leave();
 	if (!p)
 		errno = ENOMEM;
 	return p;
