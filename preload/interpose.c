@@ -13,7 +13,13 @@
  * arena (all but the frees, whose first call in a thread sets up only a
  * minimal thread state in jemalloc 5.3) first passes tier_thread_enter:
  * one per-thread compare that sends a thread's first allocation, and
- * oversize ones while the huge arena is not hooked yet, to src/arena.c. */
+ * oversize ones while the huge arena is not hooked yet, to src/arena.c.
+ *
+ * Every entry point marks the thread inside jemalloc around its call; a
+ * call that finds the mark set comes from a signal handler that
+ * interrupted this thread in the allocator, and is served by the re-entry
+ * pool (src/sigpool.c) instead of jemalloc, whose locks and caches are not
+ * re-entrant (src/reentry.h). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -50,50 +56,52 @@ void (*_Atomic tier_je_free)(void *) = boot_free;
 #define JE_MALLOC atomic_load_explicit(&tier_je_malloc, memory_order_relaxed)
 #define JE_FREE atomic_load_explicit(&tier_je_free, memory_order_relaxed)
 
-/* Around every call into jemalloc: the outermost call of the thread (a
- * nested one was sent to the pool before), so plain stores suffice. */
-static inline void enter(void)
+/* Every call into jemalloc is marked (tier_re.inside): a call that finds
+ * the mark was made by a signal handler that interrupted this thread
+ * inside the allocator, and goes to the pool.  Frees a handler deferred
+ * are drained by the thread's next allocation (the handler sends it
+ * through tier_thread_enter_slow), already marked. */
+#define POOL (&tier_sigpool)
+
+/* true: the caller is nested (serve it from the pool); false: marked */
+static inline bool enter_nested(void)
 {
-	tier_re.depth = 1;
+	if (TIER_UNLIKELY(tier_re.inside))
+		return true;
+	tier_re.inside = 1;
 	atomic_signal_fence(memory_order_seq_cst);
+	return false;
 }
 
 static inline void leave(void)
 {
 	atomic_signal_fence(memory_order_seq_cst);
-	tier_re.depth = 0;
-	atomic_signal_fence(memory_order_seq_cst);
-	if (TIER_UNLIKELY(atomic_load_explicit(&tier_re.deferred, memory_order_relaxed) != NULL))
-		tier_reentry_drain();
+	tier_re.inside = 0;
 }
-
-#define POOL (&tier_sigpool)
 
 void *tier_entry_malloc(size_t size)
 {
-	if (TIER_UNLIKELY(tier_re.depth))
+	if (enter_nested())
 		return tier_sigpool_alloc(POOL, size, 0);
-	enter();
 	tier_thread_enter(size);
 	void *p = JE_MALLOC(size);
 	leave();
 	return p;
 }
 
-/* A handler's free of a jemalloc block waits for the interrupted call to
- * leave; a pool block is freed at once, on any thread. */
+/* A handler's free of a jemalloc block waits for this thread's next call;
+ * a pool block is freed at once, on any thread. */
 void tier_entry_free(void *ptr)
 {
-	if (TIER_UNLIKELY(tier_sigpool_owns(POOL, ptr))) {
+	if (TIER_UNLIKELY(tier_sigpool_mine(ptr))) {
 		tier_sigpool_free(POOL, ptr);
 		return;
 	}
-	if (TIER_UNLIKELY(tier_re.depth)) {
+	if (enter_nested()) {
 		if (ptr)
 			tier_reentry_defer(ptr);
 		return;
 	}
-	enter();
 	JE_FREE(ptr);
 	leave();
 }
@@ -102,15 +110,14 @@ void tier_entry_sized_free(void *ptr, size_t size, int flags)
 {
 	if (!ptr)
 		return;
-	if (TIER_UNLIKELY(tier_sigpool_owns(POOL, ptr))) {
+	if (TIER_UNLIKELY(tier_sigpool_mine(ptr))) {
 		tier_sigpool_free(POOL, ptr);
 		return;
 	}
-	if (TIER_UNLIKELY(tier_re.depth)) {
+	if (enter_nested()) {
 		tier_reentry_defer(ptr);
 		return;
 	}
-	enter();
 	sdallocx(ptr, size, flags);
 	leave();
 }
@@ -132,13 +139,12 @@ EXPORT void *calloc(size_t n, size_t size)
 		errno = ENOMEM;
 		return NULL;
 	}
-	if (TIER_UNLIKELY(tier_re.depth)) {
+	if (enter_nested()) {
 		void *q = tier_sigpool_alloc(POOL, total, 0);
 		if (q)
 			memset(q, 0, total);
 		return q;
 	}
-	enter();
 	tier_thread_enter(total);
 	/* MALLOCX_ZERO: zeroes only what is not known to be zero already */
 	void *p = mallocx(total ? total : 1, 0x40);
@@ -155,12 +161,11 @@ static void *realloc_pool(void *ptr, size_t size)
 {
 	size_t have = tier_sigpool_usable(POOL, ptr);
 	void *p;
-	if (tier_re.depth) {
+	if (enter_nested()) {
 		if (size <= have)
 			return ptr;
 		p = tier_sigpool_alloc(POOL, size, 0);
 	} else {
-		enter();
 		tier_thread_enter(size);
 		p = mallocx(size, 0);
 		leave();
@@ -182,9 +187,9 @@ EXPORT void *realloc(void *ptr, size_t size)
 		tier_entry_free(ptr);
 		return NULL;
 	}
-	if (TIER_UNLIKELY(tier_sigpool_owns(POOL, ptr)))
+	if (TIER_UNLIKELY(tier_sigpool_mine(ptr)))
 		return realloc_pool(ptr, size);
-	if (TIER_UNLIKELY(tier_re.depth)) {
+	if (enter_nested()) {
 		/* a jemalloc block from a handler that interrupted jemalloc:
 		 * its size cannot be read without jemalloc (whose per-thread
 		 * lookup cache the interrupted code may be writing), so fail
@@ -193,7 +198,6 @@ EXPORT void *realloc(void *ptr, size_t size)
 		errno = ENOMEM;
 		return NULL;
 	}
-	enter();
 	tier_thread_enter(size);
 	void *p = rallocx(ptr, size, 0);
 	leave();
@@ -219,12 +223,11 @@ EXPORT int posix_memalign(void **memptr, size_t alignment, size_t size)
 	if (!pow2(alignment) || alignment % sizeof(void *))
 		return EINVAL;
 	void *p;
-	if (TIER_UNLIKELY(tier_re.depth)) {
+	if (enter_nested()) {
 		int saved = errno;
 		p = tier_sigpool_alloc(POOL, size, alignment);
 		errno = saved;
 	} else {
-		enter();
 		tier_thread_enter(size);
 		p = mallocx(size ? size : 1, JE_MALLOCX_ALIGN(alignment));
 		leave();
@@ -247,9 +250,8 @@ void *tier_memalign(size_t alignment, size_t size)
 		return tier_entry_malloc(size);
 	if (!pow2(alignment))
 		alignment = (size_t)1 << (64 - __builtin_clzll(alignment));
-	if (TIER_UNLIKELY(tier_re.depth))
+	if (enter_nested())
 		return tier_sigpool_alloc(POOL, size, alignment);
-	enter();
 	tier_thread_enter(size);
 	void *p = mallocx(size ? size : 1, JE_MALLOCX_ALIGN(alignment));
 	leave();
@@ -289,14 +291,13 @@ EXPORT size_t malloc_usable_size(void *ptr)
 {
 	if (!ptr)
 		return 0;
-	if (TIER_UNLIKELY(tier_sigpool_owns(POOL, ptr)))
+	if (TIER_UNLIKELY(tier_sigpool_mine(ptr)))
 		return tier_sigpool_usable(POOL, ptr);
-	if (TIER_UNLIKELY(tier_re.depth)) {
+	if (enter_nested()) {
 		/* as realloc above: not readable from here; 0 claims nothing */
 		atomic_fetch_add_explicit(&tier_reentry_stats.refused, 1, memory_order_relaxed);
 		return 0;
 	}
-	enter();
 	tier_thread_enter(0);
 	size_t n = sallocx(ptr, 0);
 	leave();
@@ -307,9 +308,8 @@ EXPORT size_t malloc_usable_size(void *ptr)
 EXPORT int malloc_trim(size_t pad)
 {
 	(void)pad;
-	if (tier_re.depth)
+	if (enter_nested())
 		return 0;
-	enter();
 	tier_thread_enter(0);
 	int r = mallctl("arena.4096.purge", NULL, NULL, NULL, 0) == 0;
 	leave();

@@ -58,16 +58,20 @@ static pthread_mutex_t arena_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* The lock is held across mallctl calls: a signal handler's allocation
  * meanwhile must not enter jemalloc, nor wait for this lock. */
+static __thread uint8_t lock_was __attribute__((tls_model("initial-exec")));
+
 static void lock_arenas(void)
 {
-	tier_reentry_enter();
+	uint8_t was = tier_reentry_enter();
 	pthread_mutex_lock(&arena_lock);
+	lock_was = was;
 }
 
 static void unlock_arenas(void)
 {
+	uint8_t was = lock_was;
 	pthread_mutex_unlock(&arena_lock);
-	tier_reentry_leave();
+	tier_reentry_leave(was);
 }
 static _Atomic(signed char) pinned[TIER_MAX_ARENAS];
 static _Atomic unsigned tier_arena[TIER_MAX_TIERS];
@@ -343,6 +347,10 @@ void tier_arena_huge_prepare(void)
 
 void tier_thread_enter_slow(size_t size)
 {
+	/* frees a signal handler deferred (tier_reentry_defer set watch to 1;
+	 * a handler never gets here: the interposer sends it to the pool) */
+	if (atomic_load_explicit(&tier_re.deferred, memory_order_relaxed))
+		tier_reentry_drain();
 	if (tier_tls_watch == 0) {
 		/* this thread's first allocation; what it allocates from here
 		 * on (none expected) takes the fast path */
@@ -445,9 +453,9 @@ void *tier_malloc(unsigned tier, size_t size)
 		return NULL;
 	}
 	/* no tcache: a cached region could come from another arena */
-	tier_reentry_enter();
+	uint8_t was = tier_reentry_enter();
 	void *p = mallocx(size ? size : 1, MALLOCX_ARENA(a) | MALLOCX_TCACHE_NONE);
-	tier_reentry_leave();
+	tier_reentry_leave(was);
 	if (!p)
 		errno = ENOMEM;
 	return p;

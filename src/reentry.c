@@ -3,6 +3,7 @@
 #include <errno.h>
 
 #include "../preload/jemalloc_api.h"
+#include "arena.h"
 #include "reentry.h"
 
 __thread struct tier_reentry tier_re __attribute__((tls_model("initial-exec")));
@@ -18,27 +19,23 @@ void tier_reentry_defer(void *p)
 	while (!atomic_compare_exchange_weak_explicit(&tier_re.deferred, &h, p, memory_order_relaxed,
 						      memory_order_relaxed));
 	atomic_fetch_add_explicit(&tier_reentry_stats.deferred_frees, 1, memory_order_relaxed);
+	/* the thread's next allocation takes the slow path, which drains
+	 * (1: no real threshold is that low, and 0 means a new thread) */
+	tier_tls_watch = 1;
 }
 
-/* Called by the outermost call as it leaves (depth 0): free the list,
- * marked inside again so that a handler's frees meanwhile are deferred
- * too, until none is left. */
+/* Marked inside while it frees (the mark restored after), so that a
+ * handler's frees meanwhile are deferred again, for the next call. */
 void tier_reentry_drain(void)
 {
 	int saved = errno;
-	do {
-		tier_re.depth = 1;
-		atomic_signal_fence(memory_order_seq_cst);
-		void *p;
-		while ((p = atomic_exchange_explicit(&tier_re.deferred, NULL, memory_order_relaxed)))
-			while (p) {
-				void *next = *(void **)p;
-				dallocx(p, 0);
-				p = next;
-			}
-		atomic_signal_fence(memory_order_seq_cst);
-		tier_re.depth = 0;
-		atomic_signal_fence(memory_order_seq_cst);
-	} while (atomic_load_explicit(&tier_re.deferred, memory_order_relaxed));
+	uint8_t was = tier_reentry_enter();
+	void *p = atomic_exchange_explicit(&tier_re.deferred, NULL, memory_order_relaxed);
+	while (p) {
+		void *next = *(void **)p;
+		dallocx(p, 0);
+		p = next;
+	}
+	tier_reentry_leave(was);
 	errno = saved;
 }

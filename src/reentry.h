@@ -3,8 +3,8 @@
  * locks and per-thread caches are not re-entrant).  Every path into
  * jemalloc from a program thread marks the thread inside (depth); a call
  * that finds the mark is served from the re-entry pool (sigpool.h), and a
- * free of a jemalloc block is deferred to a per-thread list, freed when
- * the outermost call leaves.  Per-thread state, initial-exec TLS: no
+ * free of a jemalloc block is deferred to a per-thread list, freed by the
+ * thread's next allocation.  Per-thread state, initial-exec TLS: no
  * allocation, and signal-safe to read. */
 #ifndef TIER_REENTRY_H
 #define TIER_REENTRY_H
@@ -14,10 +14,12 @@
 #include <stdint.h>
 
 struct tier_reentry {
-	/* calls into jemalloc in progress on this thread; a handler's own
-	 * calls leave it as they found it, so plain increments are safe */
-	unsigned depth;
-	void *_Atomic deferred; /* jemalloc blocks freed by a handler */
+	/* inside jemalloc: a handler's call must not enter it.  A byte,
+	 * stored and loaded at one width (a wider load after a narrower
+	 * store would stall on store forwarding). */
+	uint8_t inside;
+	/* jemalloc blocks freed by a handler, drained by the next call */
+	void *_Atomic deferred;
 };
 extern __thread struct tier_reentry tier_re __attribute__((tls_model("initial-exec")));
 
@@ -29,26 +31,26 @@ struct tier_reentry_stats {
 };
 extern struct tier_reentry_stats tier_reentry_stats;
 
+/* Free what handlers deferred on this thread (not from a handler). */
 void tier_reentry_drain(void);
-/* Free p (a jemalloc block) once this thread leaves the allocator. */
+/* Free p (a jemalloc block) at this thread's next allocation. */
 void tier_reentry_defer(void *p);
 
-static inline bool tier_reentered(void) { return tier_re.depth != 0; }
-
-static inline void tier_reentry_enter(void)
+/* For paths into jemalloc other than the malloc family (arena setup,
+ * tier_malloc, boot), which may run inside a malloc call: the previous
+ * mark is restored on leaving. */
+static inline uint8_t tier_reentry_enter(void)
 {
-	tier_re.depth++;
+	uint8_t was = tier_re.inside;
+	tier_re.inside = 1;
 	atomic_signal_fence(memory_order_seq_cst);
+	return was;
 }
 
-static inline void tier_reentry_leave(void)
+static inline void tier_reentry_leave(uint8_t was)
 {
 	atomic_signal_fence(memory_order_seq_cst);
-	if (--tier_re.depth == 0) {
-		atomic_signal_fence(memory_order_seq_cst);
-		if (__builtin_expect(atomic_load_explicit(&tier_re.deferred, memory_order_relaxed) != 0, 0))
-			tier_reentry_drain();
-	}
+	tier_re.inside = was;
 }
 
 #endif

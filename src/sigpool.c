@@ -8,8 +8,8 @@
 #include "sigpool.h"
 
 struct tier_sigpool tier_sigpool = {
-	.base = (uintptr_t)0 - ((size_t)TIER_SIGPOOL_CLASSES << TIER_SIGPOOL_REGION_SHIFT),
-	.span = (size_t)TIER_SIGPOOL_CLASSES << TIER_SIGPOOL_REGION_SHIFT,
+	.base = (uintptr_t)0 - TIER_SIGPOOL_SPAN,
+	.span = TIER_SIGPOOL_SPAN,
 	.region_shift = TIER_SIGPOOL_REGION_SHIFT,
 };
 

@@ -34,6 +34,15 @@ struct tier_sigpool {
 /* The process's pool (region_shift TIER_SIGPOOL_REGION_SHIFT). */
 extern struct tier_sigpool tier_sigpool;
 
+#define TIER_SIGPOOL_SPAN ((size_t)TIER_SIGPOOL_CLASSES << TIER_SIGPOOL_REGION_SHIFT)
+
+/* Is p a block of the process's pool?  One load, one compare. */
+static inline bool tier_sigpool_mine(const void *p)
+{
+	return (uintptr_t)p - atomic_load_explicit(&tier_sigpool.base, memory_order_relaxed) <
+	       TIER_SIGPOOL_SPAN;
+}
+
 /* A pool of 2^region_shift bytes per class, not mapped yet (tests use
  * small ones; region_shift 12..30). */
 void tier_sigpool_init(struct tier_sigpool *sp, unsigned region_shift);

@@ -22,6 +22,8 @@
 #include "registry.h"
 #include "resident.h"
 #include "stats.h"
+#include "reentry.h"
+#include "sigpool.h"
 
 /* Where stats go without a callback: a duplicate of stderr made at start-up
  * when stats_print is on, because programs like coreutils close fd 2 in
@@ -292,6 +294,13 @@ static void print_text(struct out *o, const struct snap *s)
 	put(o, "metadata: jemalloc %zu bytes committed (fast tier, outside fast_limit), tiermalloc "
 	       "%zu bytes\n",
 	    s->meta, s->pool);
+	put(o, "re-entrant calls (signal handlers inside the allocator): %llu served by the pool, %llu "
+	       "refused (ENOMEM), %zu bytes in use; %llu frees deferred, %llu realloc/usable-size "
+	       "refused\n",
+	    (unsigned long long)atomic_load(&tier_sigpool.served),
+	    (unsigned long long)atomic_load(&tier_sigpool.failed), atomic_load(&tier_sigpool.in_use),
+	    (unsigned long long)atomic_load(&tier_reentry_stats.deferred_frees),
+	    (unsigned long long)atomic_load(&tier_reentry_stats.refused));
 	put(o, "___ End tiermalloc statistics ___\n");
 }
 
@@ -379,6 +388,12 @@ static void print_json(struct out *o, const struct snap *s)
 	    (unsigned long long)s->adv.size[0], (unsigned long long)s->adv.size[1],
 	    (unsigned long long)s->adv.size[2]);
 	put(o, "\"metadata\":{\"jemalloc\":%zu,\"tiermalloc\":%zu},", s->meta, s->pool);
+	put(o, "\"reentrant\":{\"served\":%llu,\"failed\":%llu,\"pool_bytes\":%zu,\"deferred_frees\":%llu,"
+	       "\"refused\":%llu},",
+	    (unsigned long long)atomic_load(&tier_sigpool.served),
+	    (unsigned long long)atomic_load(&tier_sigpool.failed), atomic_load(&tier_sigpool.in_use),
+	    (unsigned long long)atomic_load(&tier_reentry_stats.deferred_frees),
+	    (unsigned long long)atomic_load(&tier_reentry_stats.refused));
 	/* every knob of the table, as in effect */
 	put(o, "\"settings\":{");
 	for (size_t k = 0; k < tier_nknobs; k++) {
