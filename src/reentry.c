@@ -20,8 +20,10 @@ void tier_reentry_defer(void *p)
 						      memory_order_relaxed));
 	atomic_fetch_add_explicit(&tier_reentry_stats.deferred_frees, 1, memory_order_relaxed);
 	/* the thread's next allocation takes the slow path, which drains
-	 * (1: no real threshold is that low, and 0 means a new thread) */
-	tier_tls_watch = 1;
+	 * (1: no real threshold is that low; 0, a thread that has not
+	 * allocated yet, takes it anyway and must stay 0 to be set up) */
+	if (tier_tls_watch)
+		tier_tls_watch = 1;
 }
 
 /* Marked inside while it frees (the mark restored after), so that a
