@@ -19,8 +19,7 @@ __attribute__((noreturn)) void _ZSt17__throw_bad_allocv(void); /* throws std::ba
 
 static void *alloc_plain(size_t size)
 {
-	tier_thread_enter(size);
-	return atomic_load_explicit(&tier_je_malloc, memory_order_relaxed)(size);
+	return tier_entry_malloc(size);
 }
 
 static void *alloc_aligned(size_t size, size_t align)
@@ -48,15 +47,14 @@ static void *new_impl(size_t size, size_t align, int nothrow)
 
 static void delete_impl(void *p)
 {
-	atomic_load_explicit(&tier_je_free, memory_order_relaxed)(p);
+	tier_entry_free(p);
 }
 
 /* The size class must be computed as at allocation: alignments up to 16
  * were served by plain malloc, and size 0 as size 1. */
 static void delete_sized(void *p, size_t size, size_t align)
 {
-	if (p)
-		sdallocx(p, size ? size : 1, align > 16 ? JE_MALLOCX_ALIGN(align) : 0);
+	tier_entry_sized_free(p, size ? size : 1, align > 16 ? JE_MALLOCX_ALIGN(align) : 0);
 }
 
 /* operator new / new[] */

@@ -13,16 +13,25 @@
  * arena (all but the frees, whose first call in a thread sets up only a
  * minimal thread state in jemalloc 5.3) first passes tier_thread_enter:
  * one per-thread compare that sends a thread's first allocation, and
- * oversize ones while the huge arena is not hooked yet, to src/arena.c. */
+ * oversize ones while the huge arena is not hooked yet, to src/arena.c.
+ *
+ * Every entry point marks the thread inside jemalloc around its call; a
+ * call that finds the mark set comes from a signal handler that
+ * interrupted this thread in the allocator, and is served by the re-entry
+ * pool (src/sigpool.c) instead of jemalloc, whose locks and caches are not
+ * re-entrant (src/reentry.h). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "../src/init.h"
+#include "../src/reentry.h"
+#include "../src/sigpool.h"
 #include "jemalloc_api.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -47,15 +56,80 @@ void (*_Atomic tier_je_free)(void *) = boot_free;
 #define JE_MALLOC atomic_load_explicit(&tier_je_malloc, memory_order_relaxed)
 #define JE_FREE atomic_load_explicit(&tier_je_free, memory_order_relaxed)
 
+/* Every call into jemalloc is marked (tier_re.inside): a call that finds
+ * the mark was made by a signal handler that interrupted this thread
+ * inside the allocator, and goes to the pool.  Frees a handler deferred
+ * are drained by the thread's next allocation (the handler sends it
+ * through tier_thread_enter_slow), already marked. */
+#define POOL (&tier_sigpool)
+
+/* true: the caller is nested (serve it from the pool); false: marked */
+static inline bool enter_nested(void)
+{
+	if (TIER_UNLIKELY(tier_re.inside))
+		return true;
+	tier_re.inside = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	return false;
+}
+
+static inline void leave(void)
+{
+	atomic_signal_fence(memory_order_seq_cst);
+	tier_re.inside = 0;
+}
+
+void *tier_entry_malloc(size_t size)
+{
+	if (enter_nested())
+		return tier_sigpool_alloc(POOL, size, 0);
+	tier_thread_enter(size);
+	void *p = JE_MALLOC(size);
+	leave();
+	return p;
+}
+
+/* A handler's free of a jemalloc block waits for this thread's next call;
+ * a pool block is freed at once, on any thread. */
+void tier_entry_free(void *ptr)
+{
+	if (TIER_UNLIKELY(tier_sigpool_mine(ptr))) {
+		tier_sigpool_free(POOL, ptr);
+		return;
+	}
+	if (enter_nested()) {
+		if (ptr)
+			tier_reentry_defer(ptr);
+		return;
+	}
+	JE_FREE(ptr);
+	leave();
+}
+
+void tier_entry_sized_free(void *ptr, size_t size, int flags)
+{
+	if (!ptr)
+		return;
+	if (TIER_UNLIKELY(tier_sigpool_mine(ptr))) {
+		tier_sigpool_free(POOL, ptr);
+		return;
+	}
+	if (enter_nested()) {
+		tier_reentry_defer(ptr);
+		return;
+	}
+	sdallocx(ptr, size, flags);
+	leave();
+}
+
 EXPORT void *malloc(size_t size)
 {
-	tier_thread_enter(size);
-	return JE_MALLOC(size);
+	return tier_entry_malloc(size);
 }
 
 EXPORT void free(void *ptr)
 {
-	JE_FREE(ptr);
+	tier_entry_free(ptr);
 }
 
 EXPORT void *calloc(size_t n, size_t size)
@@ -65,24 +139,68 @@ EXPORT void *calloc(size_t n, size_t size)
 		errno = ENOMEM;
 		return NULL;
 	}
+	if (enter_nested()) {
+		void *q = tier_sigpool_alloc(POOL, total, 0);
+		if (q)
+			memset(q, 0, total);
+		return q;
+	}
 	tier_thread_enter(total);
 	/* MALLOCX_ZERO: zeroes only what is not known to be zero already */
 	void *p = mallocx(total ? total : 1, 0x40);
+	leave();
 	if (!p)
 		errno = ENOMEM;
+	return p;
+}
+
+/* realloc of a pool block: outside a handler the data moves to jemalloc
+ * (the pool is for handlers only); inside, to another pool block unless
+ * it still fits. */
+static void *realloc_pool(void *ptr, size_t size)
+{
+	size_t have = tier_sigpool_usable(POOL, ptr);
+	void *p;
+	if (enter_nested()) {
+		if (size <= have)
+			return ptr;
+		p = tier_sigpool_alloc(POOL, size, 0);
+	} else {
+		tier_thread_enter(size);
+		p = mallocx(size, 0);
+		leave();
+		if (!p)
+			errno = ENOMEM;
+	}
+	if (p) {
+		memcpy(p, ptr, size < have ? size : have);
+		tier_sigpool_free(POOL, ptr);
+	}
 	return p;
 }
 
 EXPORT void *realloc(void *ptr, size_t size)
 {
 	if (!ptr)
-		return malloc(size);
+		return tier_entry_malloc(size);
 	if (size == 0) { /* glibc: frees and returns NULL */
-		free(ptr);
+		tier_entry_free(ptr);
+		return NULL;
+	}
+	if (TIER_UNLIKELY(tier_sigpool_mine(ptr)))
+		return realloc_pool(ptr, size);
+	if (enter_nested()) {
+		/* a jemalloc block from a handler that interrupted jemalloc:
+		 * its size cannot be read without jemalloc (whose per-thread
+		 * lookup cache the interrupted code may be writing), so fail
+		 * as realloc may, the block untouched */
+		atomic_fetch_add_explicit(&tier_reentry_stats.refused, 1, memory_order_relaxed);
+		errno = ENOMEM;
 		return NULL;
 	}
 	tier_thread_enter(size);
 	void *p = rallocx(ptr, size, 0);
+	leave();
 	if (!p)
 		errno = ENOMEM; /* ptr is left untouched */
 	return p;
@@ -104,8 +222,16 @@ EXPORT int posix_memalign(void **memptr, size_t alignment, size_t size)
 {
 	if (!pow2(alignment) || alignment % sizeof(void *))
 		return EINVAL;
-	tier_thread_enter(size);
-	void *p = mallocx(size ? size : 1, JE_MALLOCX_ALIGN(alignment));
+	void *p;
+	if (enter_nested()) {
+		int saved = errno;
+		p = tier_sigpool_alloc(POOL, size, alignment);
+		errno = saved;
+	} else {
+		tier_thread_enter(size);
+		p = mallocx(size ? size : 1, JE_MALLOCX_ALIGN(alignment));
+		leave();
+	}
 	if (!p)
 		return ENOMEM;
 	*memptr = p;
@@ -121,11 +247,14 @@ void *tier_memalign(size_t alignment, size_t size)
 		return NULL;
 	}
 	if (alignment <= 16)
-		return malloc(size);
+		return tier_entry_malloc(size);
 	if (!pow2(alignment))
 		alignment = (size_t)1 << (64 - __builtin_clzll(alignment));
+	if (enter_nested())
+		return tier_sigpool_alloc(POOL, size, alignment);
 	tier_thread_enter(size);
 	void *p = mallocx(size ? size : 1, JE_MALLOCX_ALIGN(alignment));
+	leave();
 	if (!p)
 		errno = ENOMEM;
 	return p;
@@ -162,16 +291,29 @@ EXPORT size_t malloc_usable_size(void *ptr)
 {
 	if (!ptr)
 		return 0;
+	if (TIER_UNLIKELY(tier_sigpool_mine(ptr)))
+		return tier_sigpool_usable(POOL, ptr);
+	if (enter_nested()) {
+		/* as realloc above: not readable from here; 0 claims nothing */
+		atomic_fetch_add_explicit(&tier_reentry_stats.refused, 1, memory_order_relaxed);
+		return 0;
+	}
 	tier_thread_enter(0);
-	return sallocx(ptr, 0);
+	size_t n = sallocx(ptr, 0);
+	leave();
+	return n;
 }
 
 /* Return unused dirty memory of every arena to the kernel. */
 EXPORT int malloc_trim(size_t pad)
 {
 	(void)pad;
+	if (enter_nested())
+		return 0;
 	tier_thread_enter(0);
-	return mallctl("arena.4096.purge", NULL, NULL, NULL, 0) == 0;
+	int r = mallctl("arena.4096.purge", NULL, NULL, NULL, 0) == 0;
+	leave();
+	return r;
 }
 
 __attribute__((constructor)) static void interpose_init(void)

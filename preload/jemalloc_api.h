@@ -22,5 +22,9 @@ int mallctl(const char *name, void *oldp, size_t *oldlenp, void *newp, size_t ne
 extern void *(*_Atomic tier_je_malloc)(size_t);
 extern void (*_Atomic tier_je_free)(void *);
 void *tier_memalign(size_t alignment, size_t size);
+/* interpose.c: malloc and free, the re-entry check included (C++ too). */
+void *tier_entry_malloc(size_t size);
+void tier_entry_free(void *ptr);
+void tier_entry_sized_free(void *ptr, size_t size, int flags);
 
 #endif

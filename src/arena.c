@@ -51,10 +51,29 @@
 #include "arena.h"
 #include "hooks.h"
 #include "large.h"
+#include "reentry.h"
 
 #define NONE UINT32_MAX
 
 static pthread_mutex_t arena_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The lock is held across mallctl calls: a signal handler's allocation
+ * meanwhile must not enter jemalloc, nor wait for this lock. */
+static __thread uint8_t lock_was __attribute__((tls_model("initial-exec")));
+
+static void lock_arenas(void)
+{
+	uint8_t was = tier_reentry_enter();
+	pthread_mutex_lock(&arena_lock);
+	lock_was = was;
+}
+
+static void unlock_arenas(void)
+{
+	uint8_t was = lock_was;
+	pthread_mutex_unlock(&arena_lock);
+	tier_reentry_leave(was);
+}
 static _Atomic(signed char) pinned[TIER_MAX_ARENAS];
 static _Atomic unsigned tier_arena[TIER_MAX_TIERS];
 static int ntiers;
@@ -265,7 +284,7 @@ void tier_arena_thread_start(void)
 	if (!hooks_on || eager || tls_bound)
 		return;
 	tls_bound = true;
-	pthread_mutex_lock(&arena_lock);
+	lock_arenas();
 	/* This thread's first call into jemalloc (any call, a mallctl too)
 	 * binds it: to a hooked arena that has no threads if there is one. */
 	unsigned a = NONE;
@@ -291,7 +310,7 @@ void tier_arena_thread_start(void)
 		/* the next new thread takes this one */
 		ensure_spare_locked();
 	}
-	pthread_mutex_unlock(&arena_lock);
+	unlock_arenas();
 }
 
 /* A thread's first call into jemalloc binds it to an arena; when every
@@ -304,10 +323,10 @@ bool tier_arena_spare_ready(void)
 	if (!hooks_on || eager)
 		return true;
 	tier_thread_enter(0);
-	pthread_mutex_lock(&arena_lock);
+	lock_arenas();
 	ensure_spare_locked();
 	bool ready = spare != NONE || next_auto >= nauto;
-	pthread_mutex_unlock(&arena_lock);
+	unlock_arenas();
 	return ready;
 }
 
@@ -343,7 +362,7 @@ void tier_arena_huge_prepare(void)
 {
 	if (!hooks_on || !oversize || atomic_load(&huge_hooked))
 		return;
-	pthread_mutex_lock(&arena_lock);
+	lock_arenas();
 	if (!atomic_load(&huge_hooked) && !initialized(nauto)) {
 		/* jemalloc creates the huge arena for this allocation; it is
 		 * kept, with the rest of its default chunk (absorbed below) */
@@ -352,11 +371,15 @@ void tier_arena_huge_prepare(void)
 			set_aside(p);
 	}
 	hook_huge_locked();
-	pthread_mutex_unlock(&arena_lock);
+	unlock_arenas();
 }
 
 void tier_thread_enter_slow(size_t size)
 {
+	/* frees a signal handler deferred (tier_reentry_defer set watch to 1;
+	 * a handler never gets here: the interposer sends it to the pool) */
+	if (atomic_load_explicit(&tier_re.deferred, memory_order_relaxed))
+		tier_reentry_drain();
 	if (tier_tls_watch == 0) {
 		/* this thread's first allocation; what it allocates from here
 		 * on (none expected) takes the fast path */
@@ -379,9 +402,9 @@ void tier_arenas_sweep(void)
 		return;
 	/* a thread whose first call this is binds through the usual path */
 	tier_thread_enter(0);
-	pthread_mutex_lock(&arena_lock);
+	lock_arenas();
 	sweep_locked();
-	pthread_mutex_unlock(&arena_lock);
+	unlock_arenas();
 }
 
 /* Both sweep first: stats report the arenas as they are now. */
@@ -405,7 +428,7 @@ unsigned tier_arena_of_tier(int tier)
 	if (a != NONE || tier >= ntiers)
 		return a;
 	tier_thread_enter(0);
-	pthread_mutex_lock(&arena_lock);
+	lock_arenas();
 	a = atomic_load(&tier_arena[tier]);
 	if (a == NONE && setup()) {
 		extent_hooks_t *h = &tier_extent_hooks;
@@ -420,7 +443,7 @@ unsigned tier_arena_of_tier(int tier)
 			a = NONE;
 		}
 	}
-	pthread_mutex_unlock(&arena_lock);
+	unlock_arenas();
 	return a;
 }
 
@@ -472,7 +495,9 @@ void *tier_malloc(unsigned tier, size_t size)
 		return NULL;
 	}
 	/* no tcache: a cached region could come from another arena */
+	uint8_t was = tier_reentry_enter();
 	void *p = mallocx(size ? size : 1, MALLOCX_ARENA(a) | MALLOCX_TCACHE_NONE);
+	tier_reentry_leave(was);
 	if (!p)
 		errno = ENOMEM;
 	return p;

@@ -23,6 +23,8 @@
 #include "resident.h"
 #include "stats.h"
 #include "ctl.h"
+#include "reentry.h"
+#include "sigpool.h"
 
 struct req {
 	void *oldp;
@@ -252,6 +254,11 @@ U64_STAT(h_mon_cold, atomic_load(&tier_monitor_stats.cold))
 U64_STAT(h_mon_allowance, atomic_load(&tier_monitor_stats.allowance_ns))
 U64_STAT(h_mon_spent, atomic_load(&tier_monitor_stats.spent_ns))
 U64_STAT(h_mon_idle_periods, atomic_load(&tier_monitor_stats.idle_periods))
+U64_STAT(h_re_served, atomic_load(&tier_sigpool.served))
+U64_STAT(h_re_failed, atomic_load(&tier_sigpool.failed))
+U64_STAT(h_re_pool_bytes, atomic_load(&tier_sigpool.in_use))
+U64_STAT(h_re_deferred, atomic_load(&tier_reentry_stats.deferred_frees))
+U64_STAT(h_re_refused, atomic_load(&tier_reentry_stats.refused))
 
 static int h_bg_share(const struct req *r, long i, const struct tier_knob *k)
 {
@@ -592,6 +599,12 @@ static const struct node nodes[] = {
 	{"stats.device.reg_unpinned", h_devreg_unpinned, TC_U64, false},
 	{"stats.device.reg_missing", h_devreg_missing, TC_U64, false},
 	{"stats.device.reg_live", h_devreg_live, TC_U64, false},
+	/* re-entrant calls (signal handlers inside the allocator) */
+	{"stats.reentrant.served", h_re_served, TC_U64, false},
+	{"stats.reentrant.failed", h_re_failed, TC_U64, false},
+	{"stats.reentrant.pool_bytes", h_re_pool_bytes, TC_U64, false},
+	{"stats.reentrant.deferred_frees", h_re_deferred, TC_U64, false},
+	{"stats.reentrant.refused", h_re_refused, TC_U64, false},
 };
 
 /* stats.advise.<name>: index into h_advise */

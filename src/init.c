@@ -15,6 +15,7 @@
 #include "tiering.h"
 #include "init.h"
 #include "job.h"
+#include "reentry.h"
 #include "place.h"
 #include "pool.h"
 #include "registry.h"
@@ -105,7 +106,9 @@ void tier_boot(void)
 	int expect = 0;
 	if (atomic_compare_exchange_strong(&boot_state, &expect, 1)) {
 		booting = true;
+		uint8_t was = tier_reentry_enter(); /* a handler's allocation meanwhile: the pool */
 		boot();
+		tier_reentry_leave(was);
 		booting = false;
 		atomic_store_explicit(&boot_state, 2, memory_order_release);
 		return;
@@ -171,8 +174,10 @@ void tier_start(void)
 	 * its own (a thread holding the arena lock may be waiting for one of
 	 * jemalloc's locks) and the child handlers run after its own: the
 	 * child can allocate, and start its background thread */
+	uint8_t was = tier_reentry_enter();
 	tier_thread_enter(0);
 	dallocx(mallocx(1, 0), 0);
+	tier_reentry_leave(was);
 	pthread_atfork(tier_arenas_prefork, tier_arenas_postfork, tier_arenas_postfork);
 	pthread_atfork(NULL, NULL, tier_bg_after_fork_child);
 	/* a job member places its first allocations by its share, not by

@@ -26,6 +26,8 @@
 #include "registry.h"
 #include "resident.h"
 #include "stats.h"
+#include "reentry.h"
+#include "sigpool.h"
 
 /* Where stats go without a callback: a duplicate of stderr made at start-up
  * when stats_print is on, because programs like coreutils close fd 2 in
@@ -399,6 +401,13 @@ static void print_text(struct out *o, const struct snap *s)
 	       "%zu bytes\n",
 	    s->meta, s->pool);
 	print_job_text(o);
+	put(o, "re-entrant calls (signal handlers inside the allocator): %llu served by the pool, %llu "
+	       "refused (ENOMEM), %zu bytes in use; %llu frees deferred, %llu realloc/usable-size "
+	       "refused\n",
+	    (unsigned long long)atomic_load(&tier_sigpool.served),
+	    (unsigned long long)atomic_load(&tier_sigpool.failed), atomic_load(&tier_sigpool.in_use),
+	    (unsigned long long)atomic_load(&tier_reentry_stats.deferred_frees),
+	    (unsigned long long)atomic_load(&tier_reentry_stats.refused));
 	put(o, "___ End tiermalloc statistics ___\n");
 }
 
@@ -495,6 +504,12 @@ static void print_json(struct out *o, const struct snap *s)
 	    s->dev.pinned_bytes, (unsigned long long)s->reg[0], (unsigned long long)s->reg[1],
 	    (unsigned long long)s->reg[2], (unsigned long long)s->reg[3], (unsigned long long)s->reg[4],
 	    (unsigned long long)s->reg[5], (unsigned long long)s->reg[6], (unsigned long long)s->retries);
+	put(o, "\"reentrant\":{\"served\":%llu,\"failed\":%llu,\"pool_bytes\":%zu,\"deferred_frees\":%llu,"
+	       "\"refused\":%llu},",
+	    (unsigned long long)atomic_load(&tier_sigpool.served),
+	    (unsigned long long)atomic_load(&tier_sigpool.failed), atomic_load(&tier_sigpool.in_use),
+	    (unsigned long long)atomic_load(&tier_reentry_stats.deferred_frees),
+	    (unsigned long long)atomic_load(&tier_reentry_stats.refused));
 	/* every knob of the table, as in effect */
 	put(o, "\"settings\":{");
 	for (size_t k = 0; k < tier_nknobs; k++) {

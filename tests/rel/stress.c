@@ -5,8 +5,10 @@
  *   threads N          N thread create/join, each allocating; VmRSS flat
  *   realloc SECONDS    4 threads grow and shrink 256 buffers each, every
  *                      byte checked after each realloc
- *   signal SECONDS     a program that allocates from a signal handler
- *                      (not async-signal-safe, done anyway): no deadlock
+ *   signal SECONDS [HZ [THREADS]]
+ *                      a program that allocates from signal handlers (not
+ *                      async-signal-safe, done anyway): a timer per
+ *                      thread; no deadlock, every byte checked
  *   forkexec THREADS SECONDS MIB
  *                      threads fork (child allocates, then _exit or exec)
  *                      while main rewrites and checks MIB MiB
@@ -15,11 +17,13 @@
  *                      reusable
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -199,52 +203,247 @@ static int mode_realloc(double secs)
 }
 
 /* ---------------------------------------------------------------- signal */
-static _Atomic uint64_t handled;
-static void on_alarm(int sig)
+/* Every thread has its own timer (SIGEV_THREAD_ID) at HZ; its handler uses
+ * the whole malloc family: a block it keeps across calls (checked, then
+ * freed by a later call), a realloc that must keep the data, a calloc that
+ * must be zero and that it hands to the main loops (freed there, on any
+ * thread), and a main-loop block it frees or reallocs.  The main loops
+ * allocate, check and free meanwhile.  Blocks carry a header: size, seed. */
+#define SIG_HELD 8
+#ifndef sigev_notify_thread_id /* glibc before 2.38 names only the union member */
+#define sigev_notify_thread_id _sigev_un._tid
+#endif
+struct sigstate {
+	unsigned char *held[SIG_HELD];
+	void *_Atomic victim; /* offered by the main loop to the handler */
+};
+static __thread struct sigstate *sig_me;
+static _Atomic uint64_t sig_handled, sig_bad, sig_nomem, sig_refused, sig_main_bad, sig_loops;
+static void *_Atomic sig_handoff[64];
+static volatile sig_atomic_t sig_stop;
+static double sig_end;
+static long sig_hz;
+
+static unsigned char *blk_new(unsigned char *p, size_t n, uint64_t seed)
+{
+	memcpy(p, &n, 8);
+	memcpy(p + 8, &seed, 8);
+	fill(p + 16, n - 16, seed);
+	return p;
+}
+
+/* 0 when the block's bytes are what its header says */
+static size_t blk_bad(const unsigned char *p)
+{
+	size_t n;
+	uint64_t seed;
+	memcpy(&n, p, 8);
+	memcpy(&seed, p + 8, 8);
+	if (n < 16 || n > (1 << 22))
+		return 1;
+	return bad(p + 16, n - 16, seed);
+}
+
+static void on_tick(int sig)
 {
 	(void)sig;
-	/* what some programs do anyway: allocate in a handler */
 	int saved = errno;
-	char *p = malloc(48 + handled % 4000);
-	if (p) {
-		p[0] = 1;
-		free(p);
+	struct sigstate *s = sig_me;
+	if (!s) {
+		errno = saved;
+		return;
 	}
-	handled++;
+	uint64_t n = atomic_fetch_add(&sig_handled, 1);
+	uint64_t seed = mix(n * 0x9e3779b97f4a7c15ULL + (uintptr_t)s);
+	int slot = (int)(seed % SIG_HELD);
+	if (s->held[slot]) { /* a block an earlier call kept */
+		if (blk_bad(s->held[slot]))
+			atomic_fetch_add(&sig_bad, 1);
+		free(s->held[slot]);
+		s->held[slot] = NULL;
+	}
+	size_t size = 16 + (size_t)(seed >> 8) % 2000;
+	unsigned char *p = malloc(size);
+	if (!p) {
+		atomic_fetch_add(&sig_nomem, 1);
+	} else {
+		blk_new(p, size, seed);
+		size_t size2 = size + 1 + (size_t)(seed >> 24) % 6000;
+		unsigned char *q = realloc(p, size2);
+		if (!q) {
+			atomic_fetch_add(&sig_nomem, 1);
+		} else {
+			if (blk_bad(q))
+				atomic_fetch_add(&sig_bad, 1);
+			p = blk_new(q, size2, seed + 1);
+		}
+		s->held[slot] = p;
+	}
+	size_t cn = 1 + (size_t)(seed >> 40) % 97;
+	unsigned char *c = calloc(cn, 24);
+	if (!c) {
+		atomic_fetch_add(&sig_nomem, 1);
+	} else {
+		for (size_t i = 0; i < cn * 24; i++)
+			if (c[i]) {
+				atomic_fetch_add(&sig_bad, 1);
+				break;
+			}
+		blk_new(c, cn * 24, seed + 2);
+		unsigned char *old = atomic_exchange(&sig_handoff[(seed >> 16) % 64], c);
+		if (old) {
+			if (blk_bad(old))
+				atomic_fetch_add(&sig_bad, 1);
+			free(old);
+		}
+	}
+	unsigned char *v = atomic_exchange(&s->victim, NULL);
+	if (v) { /* a main-loop block: grow it (may be refused) or free it */
+		if (blk_bad(v))
+			atomic_fetch_add(&sig_bad, 1);
+		unsigned char *w = n % 2 ? realloc(v, 4096 + (size_t)(seed >> 50) % 4096) : NULL;
+		if (n % 2 && !w) /* allowed: v is left as it was */
+			atomic_fetch_add(&sig_refused, 1);
+		if (w) { /* the old bytes came along */
+			if (blk_bad(w))
+				atomic_fetch_add(&sig_bad, 1);
+			v = w;
+		}
+		free(v);
+	}
 	errno = saved;
 }
 
-static int mode_signal(double secs)
+static void *sig_loop(void *arg)
+{
+	struct sigstate st;
+	memset(&st, 0, sizeof(st));
+	sig_me = &st;
+	struct sigevent ev;
+	memset(&ev, 0, sizeof(ev));
+	ev.sigev_notify = SIGEV_THREAD_ID;
+	ev.sigev_signo = SIGALRM;
+	ev.sigev_notify_thread_id = gettid();
+	timer_t t;
+	long ns = 1000000000L / sig_hz;
+	struct itimerspec its = {{ns / 1000000000L, ns % 1000000000L}, {0, ns}};
+	if (timer_create(CLOCK_MONOTONIC, &ev, &t) || timer_settime(t, 0, &its, NULL)) {
+		perror("timer");
+		atomic_fetch_add(&sig_main_bad, 1);
+		return NULL;
+	}
+	uint64_t r = (uint64_t)(uintptr_t)arg, loops = 0;
+	unsigned char *keep[64] = {0};
+	while (now() < sig_end) {
+		for (int i = 0; i < 64; i++) {
+			r = mix(r + 1);
+			if (keep[i]) {
+				if (blk_bad(keep[i]))
+					atomic_fetch_add(&sig_main_bad, 1);
+				free(keep[i]);
+			}
+			size_t size = 16 + (size_t)(r >> 8) % (r % 32 ? 3000 : 200000);
+			unsigned char *p;
+			if (r % 3 == 0) {
+				p = calloc(1, size);
+			} else if (r % 3 == 1) {
+				p = malloc(size / 2 + 16);
+				if (p)
+					p = realloc(p, size);
+			} else {
+				p = malloc(size);
+			}
+			keep[i] = p ? blk_new(p, size, r) : NULL;
+		}
+		if (loops % 4 == 0 && !atomic_load(&st.victim)) {
+			size_t size = 16 + (size_t)(r >> 20) % 3000;
+			unsigned char *v = malloc(size);
+			if (v)
+				atomic_store(&st.victim, blk_new(v, size, r + 7));
+		}
+		unsigned char *h = atomic_exchange(&sig_handoff[r % 64], NULL);
+		if (h) { /* the handler's block, maybe another thread's, freed here */
+			if (blk_bad(h))
+				atomic_fetch_add(&sig_main_bad, 1);
+			free(h);
+		}
+		loops++;
+	}
+	timer_delete(t);
+	sigset_t al;
+	sigemptyset(&al);
+	sigaddset(&al, SIGALRM);
+	pthread_sigmask(SIG_BLOCK, &al, NULL);
+	for (int i = 0; i < 64; i++)
+		free(keep[i]);
+	for (int i = 0; i < SIG_HELD; i++) {
+		if (st.held[i] && blk_bad(st.held[i]))
+			atomic_fetch_add(&sig_bad, 1);
+		free(st.held[i]);
+	}
+	free(atomic_load(&st.victim));
+	sig_me = NULL;
+	atomic_fetch_add(&sig_loops, loops);
+	return NULL;
+}
+
+typedef int (*mallctl_fn)(const char *, void *, size_t *, void *, size_t);
+static uint64_t tier_stat(mallctl_fn f, const char *name)
+{
+	uint64_t v = 0;
+	size_t sz = sizeof(v);
+	return f && f(name, &v, &sz, NULL, 0) == 0 ? v : UINT64_MAX;
+}
+
+static int mode_signal(double secs, long hz, int nthreads)
 {
 	pid_t pid = fork();
 	if (pid == 0) {
-		struct sigaction sa = {.sa_handler = on_alarm, .sa_flags = SA_RESTART};
+		mallctl_fn ctl = (mallctl_fn)(uintptr_t)dlsym(RTLD_DEFAULT, "tier_mallctl");
+		sig_hz = hz > 0 ? hz : 100;
+		struct sigaction sa = {.sa_handler = on_tick, .sa_flags = SA_RESTART};
 		sigaction(SIGALRM, &sa, NULL);
-		long us = getenv("STRESS_SIGNAL_US") ? atol(getenv("STRESS_SIGNAL_US")) : 200;
-		struct itimerval it = {{0, us}, {0, us}};
-		setitimer(ITIMER_REAL, &it, NULL);
-		double end = now() + secs;
-		uint64_t loops = 0;
-		void *keep[64] = {0};
-		while (now() < end) {
-			for (int i = 0; i < 64; i++) {
-				free(keep[i]);
-				keep[i] = malloc(16 + (loops * 37 + i * 101) % 20000);
-			}
-			loops++;
+		/* nothing of the allocator's own calls re-enters it */
+		uint64_t served0 = tier_stat(ctl, "stats.reentrant.served");
+		sig_end = now() + secs;
+		pthread_t t[64];
+		if (nthreads > 64)
+			nthreads = 64;
+		for (long i = 0; i < nthreads; i++)
+			pthread_create(&t[i], NULL, sig_loop, (void *)(uintptr_t)(i * 1000003 + 1));
+		for (int i = 0; i < nthreads; i++)
+			pthread_join(t[i], NULL);
+		for (int i = 0; i < 64; i++) {
+			unsigned char *h = atomic_exchange(&sig_handoff[i], NULL);
+			if (h && blk_bad(h))
+				atomic_fetch_add(&sig_bad, 1);
+			free(h);
 		}
-		struct itimerval off = {{0, 0}, {0, 0}};
-		setitimer(ITIMER_REAL, &off, NULL);
-		for (int i = 0; i < 64; i++)
-			free(keep[i]);
-		printf("ok signal handler allocated %llu times in %.0f s while main looped %llu times "
-		       "(64 malloc/free each)\n",
-		       (unsigned long long)handled, secs, (unsigned long long)loops);
+		uint64_t served = tier_stat(ctl, "stats.reentrant.served");
+		uint64_t inuse = tier_stat(ctl, "stats.reentrant.pool_bytes");
+		uint64_t deferred = tier_stat(ctl, "stats.reentrant.deferred_frees");
+		bool ours = ctl != NULL;
+		uint64_t handled = atomic_load(&sig_handled);
+		bool good = handled >= 20 && !sig_bad && !sig_main_bad && !sig_nomem &&
+			    (!ours || (served0 == 0 && served > 0 && inuse == 0));
+		printf("%s signal: %d threads, %ld Hz each, %.0f s: handler ran %llu times (malloc, realloc, "
+		       "calloc, free each; %llu bad bytes, %llu NULL; realloc of a main-loop block "
+		       "refused %llu times), main loops %llu (%llu bad)",
+		       good ? "ok" : "FAIL", nthreads, sig_hz, secs, (unsigned long long)handled,
+		       (unsigned long long)sig_bad, (unsigned long long)sig_nomem,
+		       (unsigned long long)sig_refused, (unsigned long long)sig_loops,
+		       (unsigned long long)sig_main_bad);
+		if (ours)
+			printf("; re-entrant calls served by the pool %llu (%llu before the timers), "
+			       "frees deferred %llu, pool bytes in use at the end %llu",
+			       (unsigned long long)served, (unsigned long long)served0,
+			       (unsigned long long)deferred, (unsigned long long)inuse);
+		printf("\n");
 		fflush(stdout);
-		_exit(handled > 100 ? 0 : 3);
+		_exit(good ? 0 : 3);
 	}
 	/* a deadlock shows as a child that outlives its time by far */
-	double limit = now() + secs + 8;
+	double limit = now() + secs + 15;
 	int st = 0;
 	pid_t w;
 	while ((w = waitpid(pid, &st, WNOHANG)) == 0 && now() < limit)
@@ -253,7 +452,7 @@ static int mode_signal(double secs)
 		kill(pid, SIGKILL);
 		waitpid(pid, &st, 0);
 		printf("FAIL signal: the program was still running %.0f s after its end (deadlock)\n",
-		       secs + 8);
+		       secs + 15);
 		return 1;
 	}
 	if (!WIFEXITED(st) || WEXITSTATUS(st)) {
@@ -439,7 +638,8 @@ int main(int argc, char **argv)
 	if (!strcmp(m, "realloc"))
 		return mode_realloc(argc > 2 ? atof(argv[2]) : 5);
 	if (!strcmp(m, "signal"))
-		return mode_signal(argc > 2 ? atof(argv[2]) : 5);
+		return mode_signal(argc > 2 ? atof(argv[2]) : 5, argc > 3 ? atol(argv[3]) : 100,
+				   argc > 4 ? atoi(argv[4]) : 4);
 	if (!strcmp(m, "forkexec"))
 		return mode_forkexec(argc > 2 ? atoi(argv[2]) : 8, argc > 3 ? atof(argv[3]) : 5,
 				     argc > 4 ? (size_t)atol(argv[4]) : 64);
