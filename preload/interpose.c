@@ -66,6 +66,8 @@ void (*_Atomic tier_je_free)(void *) = boot_free;
 /* true: the caller is nested (serve it from the pool); false: marked */
 static inline bool enter_nested(void)
 {
+	if (!TIER_REENTRY_ARMED)
+		return false;
 	if (TIER_UNLIKELY(tier_re.inside))
 		return true;
 	tier_re.inside = 1;
@@ -76,11 +78,16 @@ static inline bool enter_nested(void)
 static inline void leave(void)
 {
 	atomic_signal_fence(memory_order_seq_cst);
-	tier_re.inside = 0;
+	if (TIER_REENTRY_ARMED)
+		tier_re.inside = 0;
 }
 
 void *tier_entry_malloc(size_t size)
 {
+	if (TIER_LIKELY(!TIER_REENTRY_ARMED)) { /* a tail call, as before the pool */
+		tier_thread_enter(size);
+		return JE_MALLOC(size);
+	}
 	if (enter_nested())
 		return tier_sigpool_alloc(POOL, size, 0);
 	tier_thread_enter(size);
@@ -93,6 +100,10 @@ void *tier_entry_malloc(size_t size)
  * a pool block is freed at once, on any thread. */
 void tier_entry_free(void *ptr)
 {
+	if (TIER_LIKELY(!TIER_REENTRY_ARMED)) { /* never armed: no pool block exists */
+		JE_FREE(ptr);
+		return;
+	}
 	if (TIER_UNLIKELY(tier_sigpool_mine(ptr))) {
 		tier_sigpool_free(POOL, ptr);
 		return;
@@ -110,6 +121,10 @@ void tier_entry_sized_free(void *ptr, size_t size, int flags)
 {
 	if (!ptr)
 		return;
+	if (TIER_LIKELY(!TIER_REENTRY_ARMED)) {
+		sdallocx(ptr, size, flags);
+		return;
+	}
 	if (TIER_UNLIKELY(tier_sigpool_mine(ptr))) {
 		tier_sigpool_free(POOL, ptr);
 		return;

@@ -43,6 +43,7 @@ struct tier_settings {
 	bool migrate;
 	double bg_cpu;                  /* budget of all background work, share of one core */
 	bool advise;                    /* track heat and report the hot set, even untiered */
+	bool signal_safe;               /* mark calls into jemalloc: handlers that re-enter use the pool */
 	char advise_csv[TIER_PATH_MAX]; /* append the hot-set curve here once a second */
 	char cxl_reports[TIER_PATH_MAX]; /* CXL hot-list records: a file or FIFO (heat_cxl.c) */
 	bool always_hook;               /* extent hooks even where nothing is ever tiered */

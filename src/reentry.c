@@ -8,6 +8,7 @@
 
 __thread struct tier_reentry tier_re __attribute__((tls_model("initial-exec")));
 struct tier_reentry_stats tier_reentry_stats;
+bool tier_reentry_armed;
 
 /* A handler can interrupt another handler's push: compare-and-swap, a
  * single instruction against the thread's own interruptions. */

@@ -23,6 +23,13 @@ struct tier_reentry {
 };
 extern __thread struct tier_reentry tier_re __attribute__((tls_model("initial-exec")));
 
+/* The marking is armed by the signal_safe knob at boot, never disarmed
+ * (pool blocks may then exist); unarmed, the malloc family forwards to
+ * jemalloc as if this file did not exist (the mark costs about 2 ns a
+ * call: jemalloc can no longer be tail-called). */
+extern bool tier_reentry_armed;
+#define TIER_REENTRY_ARMED (__atomic_load_n(&tier_reentry_armed, __ATOMIC_RELAXED))
+
 /* Counters for stats (relaxed atomics). */
 struct tier_reentry_stats {
 	_Atomic uint64_t deferred_frees; /* handler frees of jemalloc blocks, freed later */

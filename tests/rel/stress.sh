@@ -29,6 +29,6 @@ done
 # glibc's malloc deadlocks or crashes.  tiermalloc serves calls that
 # re-enter it from a pool of its own (tests/RELIABILITY.md); the program's
 # watchdog kills it 15 s after its end, so a deadlock fails, not hangs.
-run always_hook:true signal 2 100 4
-run always_hook:true signal 2 1000 4
+run always_hook:true,signal_safe:true signal 2 100 4
+run always_hook:true,signal_safe:true signal 2 1000 4
 done_testing
