@@ -13,7 +13,7 @@ libjemalloc-dev libjemalloc2 libnuma-dev liburcu-dev libcxl-dev
 python3 numactl util-linux groff-base man-db clang
 sqlite3 redis-server redis-tools libpython3.11-testsuite git perl
 qemu-system-x86 busybox-static cpio xz-utils kmod ndctl daxctl
-gnuplot-nox libmemkind0"
+gnuplot-nox libmemkind0 memcached libmimalloc2.0 libtcmalloc-minimal4"
 
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 

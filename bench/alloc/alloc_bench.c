@@ -11,21 +11,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
-
-static uint64_t rng(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
-
-static double now(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
+#include "../common.h"
 
 /* Keep `window` live blocks; replace a random one each step.  Sizes are
  * uniform in [lo, hi]; the first and last 64 bytes are written and read. */
