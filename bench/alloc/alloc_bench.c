@@ -1,6 +1,6 @@
 /* Allocator workloads for bench/alloc/run.py.  Plain malloc/free calls, so
  * the allocator is chosen by LD_PRELOAD.  Prints one line:
- *   <workload> <seconds> <peak RSS KiB> <checksum>
+ *   <workload> <seconds> <peak RSS KiB> <minor faults> <checksum>
  * The checksum depends only on the workload, so a wrong allocator result
  * shows up as a mismatch between allocators. */
 #include <pthread.h>
@@ -163,10 +163,164 @@ static uint64_t realloc_growth(long rounds)
 	return sum;
 }
 
+/* Larson-style server churn: each thread replaces random blocks of a slot
+ * array, and after every round the arrays rotate between the threads, so
+ * most blocks are freed by a thread other than the one that allocated
+ * them, as request buffers in a server handed from thread to thread. */
+#define LARSON_T 2
+static struct {
+	pthread_barrier_t bar;
+	unsigned char **slots[LARSON_T];
+	long rounds, per_round;
+	int nslots;
+} lar;
+
+static void *larson_thread(void *p)
+{
+	int id = (int)(intptr_t)p;
+	uint64_t s = 0xabcdefull + (uint64_t)id, sum = 0;
+	for (long r = 0; r < lar.rounds; r++) {
+		unsigned char **sl = lar.slots[(id + r) % LARSON_T];
+		for (long i = 0; i < lar.per_round; i++) {
+			int k = (int)(rng(&s) % (uint64_t)lar.nslots);
+			if (sl[k]) {
+				sum += sl[k][0];
+				free(sl[k]);
+			}
+			size_t n = 16 + rng(&s) % 1009;
+			sl[k] = malloc(n);
+			sl[k][0] = (unsigned char)n;
+			sl[k][n - 1] = 1;
+		}
+		pthread_barrier_wait(&lar.bar);
+	}
+	return (void *)(uintptr_t)sum;
+}
+
+static uint64_t larson(long rounds, long per_round, int nslots)
+{
+	pthread_t th[LARSON_T];
+	uint64_t sum = 0;
+	lar.rounds = rounds;
+	lar.per_round = per_round;
+	lar.nslots = nslots;
+	pthread_barrier_init(&lar.bar, NULL, LARSON_T);
+	for (int i = 0; i < LARSON_T; i++)
+		lar.slots[i] = calloc((size_t)nslots, sizeof(*lar.slots[i]));
+	for (int i = 0; i < LARSON_T; i++)
+		pthread_create(&th[i], NULL, larson_thread, (void *)(intptr_t)i);
+	for (int i = 0; i < LARSON_T; i++) {
+		void *r;
+		pthread_join(th[i], &r);
+		sum += (uint64_t)(uintptr_t)r;
+	}
+	for (int i = 0; i < LARSON_T; i++) {
+		for (int k = 0; k < nslots; k++)
+			free(lar.slots[i][k]);
+		free(lar.slots[i]);
+	}
+	pthread_barrier_destroy(&lar.bar);
+	return sum;
+}
+
+/* Fragmentation: fill with small blocks of mixed sizes, free seven in
+ * eight scattered through the heap, then allocate as many bytes again in
+ * larger blocks.  Peak RSS tells how much of the freed space the
+ * allocator could reuse for other size classes. */
+static uint64_t fragment(long n)
+{
+	unsigned char **b = malloc((size_t)n * sizeof(*b));
+	uint16_t *len = malloc((size_t)n * sizeof(*len));
+	uint64_t s = 17, sum = 0;
+	size_t freed = 0;
+	for (long i = 0; i < n; i++) {
+		len[i] = (uint16_t)(16 + rng(&s) % 497);
+		b[i] = malloc(len[i]);
+		memset(b[i], (int)(len[i] & 0xff), len[i]);
+	}
+	for (long i = 0; i < n; i++)
+		if (i % 8) {
+			sum += b[i][len[i] - 1];
+			freed += len[i];
+			free(b[i]);
+			b[i] = NULL;
+		}
+	long m = (long)(freed / 2048) + 1; /* the freed bytes again, in 2 KiB blocks */
+	unsigned char **c = malloc((size_t)m * sizeof(*c));
+	for (long i = 0; i < m; i++) {
+		c[i] = malloc(2048);
+		memset(c[i], (int)i, 2048);
+	}
+	for (long i = 0; i < m; i++) {
+		sum += c[i][i % 2048];
+		free(c[i]);
+	}
+	for (long i = 0; i < n; i++)
+		free(b[i]);
+	free(b);
+	free(c);
+	free(len);
+	return sum;
+}
+
+/* Large-buffer churn: buffers of 5-25 MiB allocated, every page touched,
+ * and freed, in a loop by a few threads (issue 11, part 6: where an
+ * allocator that returns them to the system at once faults every page
+ * again on each reuse). */
+struct bigarg {
+	long iters;
+	uint64_t seed, sum;
+};
+
+static void *big_thread(void *p)
+{
+	struct bigarg *a = p;
+	for (long i = 0; i < a->iters; i++) {
+		size_t n = (5ul << 20) + rng(&a->seed) % (20ul << 20);
+		unsigned char *b = malloc(n);
+		for (size_t k = 0; k < n; k += 4096)
+			b[k] = (unsigned char)(k >> 12);
+		a->sum += b[n / 2 & ~4095ul] + b[n - 1];
+		free(b);
+	}
+	return NULL;
+}
+
+static uint64_t big_churn(int threads, long iters)
+{
+	pthread_t th[8];
+	struct bigarg a[8];
+	uint64_t sum = 0;
+	for (int i = 0; i < threads; i++) {
+		a[i] = (struct bigarg){.iters = iters, .seed = 0x5151ull * (uint64_t)(i + 1)};
+		pthread_create(&th[i], NULL, big_thread, &a[i]);
+	}
+	for (int i = 0; i < threads; i++) {
+		pthread_join(th[i], NULL);
+		sum += a[i].sum;
+	}
+	return sum;
+}
+
+/* ALLOC_SCALE (default 1) scales every step count: bench/run --quick runs
+ * each workload for a fraction of a second. */
+static long sc(long n)
+{
+	static double f = -1;
+	if (f < 0) {
+		const char *e = getenv("ALLOC_SCALE");
+		f = e ? atof(e) : 1;
+		if (!(f > 0 && f <= 100))
+			f = 1;
+	}
+	long r = (long)((double)n * f);
+	return r > 0 ? r : 1;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		fprintf(stderr, "usage: %s small|medium|large|mt-small|mt-medium|cross-thread|realloc\n",
+		fprintf(stderr, "usage: %s small|medium|large|mt-small|mt-medium|cross-thread|realloc|larson|fragment|big-churn\n",
 			argv[0]);
 		return 2;
 	}
@@ -175,19 +329,25 @@ int main(int argc, char **argv)
 	uint64_t sum;
 	/* live sets of tens to hundreds of MiB, as in a server's heap */
 	if (!strcmp(w, "small"))
-		sum = churn(1, 20000000, 400000, 8, 256);
+		sum = churn(1, sc(20000000), 400000, 8, 256);
 	else if (!strcmp(w, "medium"))
-		sum = churn(2, 3000000, 8192, 512, 32768);
+		sum = churn(2, sc(3000000), 8192, 512, 32768);
 	else if (!strcmp(w, "large"))
-		sum = churn(3, 100000, 96, 65536, 4 << 20);
+		sum = churn(3, sc(100000), 96, 65536, 4 << 20);
 	else if (!strcmp(w, "mt-small"))
-		sum = parallel_churn(2, 10000000, 200000, 8, 256);
+		sum = parallel_churn(2, sc(10000000), 200000, 8, 256);
 	else if (!strcmp(w, "mt-medium"))
-		sum = parallel_churn(2, 1500000, 4096, 512, 32768);
+		sum = parallel_churn(2, sc(1500000), 4096, 512, 32768);
 	else if (!strcmp(w, "cross-thread"))
-		sum = cross_thread(20000);
+		sum = cross_thread(sc(20000));
 	else if (!strcmp(w, "realloc"))
-		sum = realloc_growth(1500);
+		sum = realloc_growth(sc(1500));
+	else if (!strcmp(w, "larson"))
+		sum = larson(sc(400), 20000, 50000);
+	else if (!strcmp(w, "fragment"))
+		sum = fragment(sc(800000) < 8 ? 8 : sc(800000));
+	else if (!strcmp(w, "big-churn"))
+		sum = big_churn(3, sc(60));
 	else {
 		fprintf(stderr, "unknown workload %s\n", w);
 		return 2;
@@ -195,6 +355,6 @@ int main(int argc, char **argv)
 	double t = now() - t0;
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
-	printf("%s %.4f %ld %llu\n", w, t, ru.ru_maxrss, (unsigned long long)sum);
+	printf("%s %.4f %ld %ld %llu\n", w, t, ru.ru_maxrss, ru.ru_minflt, (unsigned long long)sum);
 	return 0;
 }
