@@ -200,8 +200,10 @@ int main(int argc, char **argv)
 		}
 	}
 	n = fmib * (1l << 20) / ITEM;
-	if (n < 2 * TOP)
+	if (n < 2 * TOP) {
+		fprintf(stderr, "kv: footprint too small: at least %ld MiB\n", (2 * TOP * ITEM + (1l << 20) - 1) >> 20);
 		return 2;
+	}
 	cdf = malloc((size_t)n * sizeof(*cdf));
 	prob = malloc((size_t)n * sizeof(*prob));
 	idx = malloc((size_t)n * sizeof(*idx));

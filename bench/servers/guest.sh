@@ -58,7 +58,7 @@ redis_one() { # NAME PREFIX...: the prefix (env, numactl) runs the server
 	# fill about 86% of the keyspace (random keys, twice its size), pipelined
 	redis-benchmark -p "$RPORT" -t set -n $((2 * K)) -r "$K" -d "$V" -P 32 -q >/dev/null 2>&1
 	# warm: the same load, unmeasured, so that migration can follow it
-	timeout "$WARM" redis-benchmark -p "$RPORT" -t get -n $((100 * REQS)) -r "$K" -d "$V" -c 4 -q \
+	[ "$WARM" = 0 ] || timeout "$WARM" redis-benchmark -p "$RPORT" -t get -n $((100 * REQS)) -r "$K" -d "$V" -c 4 -q \
 		>/dev/null 2>&1
 	redis-benchmark -p "$RPORT" -t set,get -n "$REQS" -r "$K" -d "$V" -c 4 --csv >"$tmp/rb.csv" 2>/dev/null
 	mem=$(redis-cli -p "$RPORT" info memory | sed -n 's/^used_memory:\([0-9]*\).*/\1/p')
@@ -85,7 +85,7 @@ memc_one() { # NAME PREFIX...
 		return
 	fi
 	"$MEMC" -p "$MPORT" -k "$K" -d "$V" -F >/dev/null
-	"$MEMC" -p "$MPORT" -k "$K" -d "$V" -t "$WARM" >/dev/null
+	[ "$WARM" = 0 ] || "$MEMC" -p "$MPORT" -k "$K" -d "$V" -t "$WARM" >/dev/null
 	row=$("$MEMC" -p "$MPORT" -k "$K" -d "$V" -t "$SECS")
 	kill "$pid"
 	wait "$pid"
