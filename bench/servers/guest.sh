@@ -19,12 +19,14 @@
 # SRV_REQS (redis-benchmark requests per test, 20000), SRV_SECS (memc's
 # measured seconds, 10), SRV_FOOT (footprint MiB for memtier's ratio,
 # default keys x (value + 128)), SRV_WARM (seconds the server runs its
-# load before the measurement, so that migration can act: 5).
+# load before the measurement, so that migration can act: 5), SRV_FILL
+# (0: no fill before the load, as in bench/run --quick), SRV_SLACK (MiB
+# left free on node 0 beside FAST and the watermark reserve: 8).
 # CSV on stdout: name,server,op,requests,rps,p50_us,p99_us,migrated_pages
 set -u
 GUPS=$1 MEMC=$2 LIB=$3
 K=${SRV_KEYS:-100000} V=${SRV_VALUE:-512} FAST=${SRV_FAST:-16}
-REQS=${SRV_REQS:-20000} SECS=${SRV_SECS:-10} WARM=${SRV_WARM:-5}
+REQS=${SRV_REQS:-20000} SECS=${SRV_SECS:-10} WARM=${SRV_WARM:-5} FILL=${SRV_FILL:-1}
 FOOT=${SRV_FOOT:-$((K * (V + 128) / 1048576 + 1))}
 [ "$FOOT" -gt "$FAST" ] || FOOT=$((FAST * 4))
 here=$(cd "$(dirname "$0")" && pwd)
@@ -56,7 +58,7 @@ redis_one() { # NAME PREFIX...: the prefix (env, numactl) runs the server
 		return
 	fi
 	# fill about 86% of the keyspace (random keys, twice its size), pipelined
-	redis-benchmark -p "$RPORT" -t set -n $((2 * K)) -r "$K" -d "$V" -P 32 -q >/dev/null 2>&1
+	[ "$FILL" = 0 ] || redis-benchmark -p "$RPORT" -t set -n $((2 * K)) -r "$K" -d "$V" -P 32 -q >/dev/null 2>&1
 	# warm: the same load, unmeasured, so that migration can follow it
 	[ "$WARM" = 0 ] || timeout "$WARM" redis-benchmark -p "$RPORT" -t get -n $((100 * REQS)) -r "$K" -d "$V" -c 4 -q \
 		>/dev/null 2>&1
@@ -84,7 +86,7 @@ memc_one() { # NAME PREFIX...
 		wait "$pid"
 		return
 	fi
-	"$MEMC" -p "$MPORT" -k "$K" -d "$V" -F >/dev/null
+	[ "$FILL" = 0 ] || "$MEMC" -p "$MPORT" -k "$K" -d "$V" -F >/dev/null
 	[ "$WARM" = 0 ] || "$MEMC" -p "$MPORT" -k "$K" -d "$V" -t "$WARM" >/dev/null
 	row=$("$MEMC" -p "$MPORT" -k "$K" -d "$V" -t "$SECS")
 	kill "$pid"
@@ -120,7 +122,7 @@ else
 	echo "# servers: numactl missing: no oracle" >&2
 fi
 reserve=$(awk '/^Node 0, zone/ {z=1} /^Node [1-9]/ {z=0} z && $1 == "high" {s += $2} END {print int(s * 4 / 1024) + 8}' /proc/zoneinfo)
-SLACK=${GUPS_SLACK:-32}
+SLACK=${SRV_SLACK:-8}
 fill=$(($(free0) - FAST - reserve - SLACK))
 "$GUPS" -B "$fill" >/dev/null &
 balloon=$!
