@@ -3,7 +3,8 @@
 # under every contender, one after the other (bench/gups/guest.sh and
 # bench/servers/guest.sh run the contenders).  The guest cannot write to
 # the host, so each part's CSV and log are kept in the guest's /tmp and
-# printed at the end between "==> FILE <==" lines, which bench/run splits.
+# printed when the part ends between "==> FILE <==" lines, which bench/run
+# splits.
 #   bench/guest.sh TOP BUILD LIBTIERMALLOC  (sources, build tree, library)
 # Environment (bench/run sets them): B_F B_H B_FAST B_A (GUPS footprint,
 # hot set, fast tier MiB, phase seconds), B_KVF B_KVFAST (the KV
@@ -22,6 +23,12 @@ part() { # NAME COMMAND...: stdout to NAME.csv, stderr to NAME.log
 	t0=$(date +%s)
 	"$@" >"$tmp/$name.csv" 2>"$tmp/$name.log"
 	echo "# part $name: exit $?, $(($(date +%s) - t0)) s" | tee -a "$tmp/$name.log" >&2
+	# each part as soon as it is done: a run cut short keeps what it did
+	for f in "$tmp/$name.csv" "$tmp/$name.log"; do
+		echo "==> $(basename "$f") <=="
+		cat "$f"
+		[ -z "$(tail -c 1 "$f")" ] || echo
+	done
 }
 gups() { # NAME MODE
 	part "$1" env GUPS_ARGS="-m $2" GUPS_FOOTPRINT="$B_F" GUPS_HOT="$B_H" GUPS_FAST="$B_FAST" \
@@ -37,9 +44,4 @@ gups gups-shift shift
 kv kv
 kv kv-ro -r
 part servers sh "$top/bench/servers/guest.sh" "$build/bench/gups/gups" "$build/bench/memc/memc" "$LIB"
-for f in "$tmp"/*; do
-	echo "==> $(basename "$f") <=="
-	cat "$f"
-	[ -z "$(tail -c 1 "$f")" ] || echo
-done
 rm -rf "$tmp"
