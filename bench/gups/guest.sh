@@ -24,9 +24,17 @@ free0() { awk '/MemFree/ {print int($4 / 1024)}' /sys/devices/system/node/node0/
 reserve=$(awk '/^Node 0, zone/ {z=1} /^Node [1-9]/ {z=0} z && $1 == "high" {s += $2} END {print int(s * 4 / 1024) + 8}' /proc/zoneinfo)
 SLACK=${GUPS_SLACK:-32}
 fill=$(( $(free0) - FAST - reserve - SLACK ))
-"$GUPS" -B "$fill" >/dev/null &
+bfile=$(mktemp)
+"$GUPS" -B "$fill" >"$bfile" &
 balloon=$!
-sleep 2
+# until its pages are locked (seconds under a loaded TCG host), not a
+# fixed sleep: the contenders must all find node 0 squeezed
+i=0
+while ! grep -q '^balloon' "$bfile" && kill -0 "$balloon" 2>/dev/null && [ $i -lt 600 ]; do
+	sleep 0.2
+	i=$((i + 1))
+done
+rm -f "$bfile"
 echo "# node 0: $(free0) MiB free after a $fill MiB balloon (watermark reserve $reserve MiB, slack $SLACK MiB); footprint $F MiB, hot $H MiB, fast $FAST MiB" >&2
 # pages the kernel migrated during each contender's run, to stderr
 # (bench/report.py sets them against the minimum the workload needs)
