@@ -124,9 +124,15 @@ fi
 reserve=$(awk '/^Node 0, zone/ {z=1} /^Node [1-9]/ {z=0} z && $1 == "high" {s += $2} END {print int(s * 4 / 1024) + 8}' /proc/zoneinfo)
 SLACK=${SRV_SLACK:-8}
 fill=$(($(free0) - FAST - reserve - SLACK))
-"$GUPS" -B "$fill" >/dev/null &
+bfile=$tmp/balloon
+"$GUPS" -B "$fill" >"$bfile" &
 balloon=$!
-sleep 2
+# until its pages are locked, not a fixed sleep (bench/gups/guest.sh)
+i=0
+while ! grep -q '^balloon' "$bfile" && kill -0 "$balloon" 2>/dev/null && [ $i -lt 600 ]; do
+	sleep 0.2
+	i=$((i + 1))
+done
 echo "# servers: node 0: $(free0) MiB free after a $fill MiB balloon; keys $K x $V B (~$FOOT MiB), fast $FAST MiB" >&2
 both first-touch env
 tiering on
