@@ -4,7 +4,8 @@
 #   ./dev.sh demo    a real workload tiered inside the tiered VM: table + plot
 #   ./dev.sh test    every suite (unit, host programs, tiered VM); ends with
 #                    "N passed, N failed, N skipped"
-#   ./dev.sh deps | build | bench
+#   ./dev.sh bench [--quick]  every bench, CSVs + plots + summary (bench/run)
+#   ./dev.sh deps | build
 set -eu
 cd "$(dirname "$0")"
 
@@ -13,7 +14,7 @@ libjemalloc-dev libjemalloc2 libnuma-dev liburcu-dev libcxl-dev
 python3 numactl util-linux groff-base man-db clang
 sqlite3 redis-server redis-tools libpython3.11-testsuite git perl
 qemu-system-x86 busybox-static cpio xz-utils kmod ndctl daxctl
-gnuplot-nox libmemkind0 libtcmalloc-minimal4 libmimalloc2.0"
+gnuplot-nox libmemkind0 memcached libmimalloc2.0 libtcmalloc-minimal4"
 
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 
@@ -70,8 +71,9 @@ test)
 bench)
 	deps
 	build
-	make bench/alloc/alloc_bench >/dev/null
-	python3 bench/alloc/run.py
+	shift
+	# the whole suite (bench/README.md); ./dev.sh bench --quick for seconds
+	exec bench/run "$@"
 	;;
 demo)
 	deps
@@ -79,7 +81,7 @@ demo)
 	exec bench/demo.sh
 	;;
 *)
-	sed -n '2,9s/^# \{0,1\}//p' "$0" >&2
+	sed -n '2,8s/^# \{0,1\}//p' "$0" >&2
 	exit 2
 	;;
 esac

@@ -1,6 +1,6 @@
 /* Allocator workloads for bench/alloc/run.py.  Plain malloc/free calls, so
  * the allocator is chosen by LD_PRELOAD.  Prints one line:
- *   <workload> <seconds> <peak RSS KiB> <checksum>
+ *   <workload> <seconds> <peak RSS KiB> <minor faults> <checksum>
  * The checksum depends only on the workload, so a wrong allocator result
  * shows up as a mismatch between allocators. */
 #include <pthread.h>
@@ -11,21 +11,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
-
-static uint64_t rng(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
-
-static double now(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
+#include "../common.h"
 
 /* Keep `window` live blocks; replace a random one each step.  Sizes are
  * uniform in [lo, hi]; the first and last 64 bytes are written and read. */
@@ -177,36 +163,137 @@ static uint64_t realloc_growth(long rounds)
 	return sum;
 }
 
-/* large-churn (bench/alloc/churn.py): a few threads each allocate a 5-25
- * MiB buffer, write one byte in every page, read one back and free it, in
- * a loop: what jemalloc's eager purge of huge extents makes slow. */
-struct lc_arg {
+/* Larson-style server churn: each thread replaces random blocks of a slot
+ * array, and after every round the arrays rotate between the threads, so
+ * most blocks are freed by a thread other than the one that allocated
+ * them, as request buffers in a server handed from thread to thread. */
+#define LARSON_T 2
+static struct {
+	pthread_barrier_t bar;
+	unsigned char **slots[LARSON_T];
+	long rounds, per_round;
+	int nslots;
+} lar;
+
+static void *larson_thread(void *p)
+{
+	int id = (int)(intptr_t)p;
+	uint64_t s = 0xabcdefull + (uint64_t)id, sum = 0;
+	for (long r = 0; r < lar.rounds; r++) {
+		unsigned char **sl = lar.slots[(id + r) % LARSON_T];
+		for (long i = 0; i < lar.per_round; i++) {
+			int k = (int)(rng(&s) % (uint64_t)lar.nslots);
+			if (sl[k]) {
+				sum += sl[k][0];
+				free(sl[k]);
+			}
+			size_t n = 16 + rng(&s) % 1009;
+			sl[k] = malloc(n);
+			sl[k][0] = (unsigned char)n;
+			sl[k][n - 1] = 1;
+		}
+		pthread_barrier_wait(&lar.bar);
+	}
+	return (void *)(uintptr_t)sum;
+}
+
+static uint64_t larson(long rounds, long per_round, int nslots)
+{
+	pthread_t th[LARSON_T];
+	uint64_t sum = 0;
+	lar.rounds = rounds;
+	lar.per_round = per_round;
+	lar.nslots = nslots;
+	pthread_barrier_init(&lar.bar, NULL, LARSON_T);
+	for (int i = 0; i < LARSON_T; i++)
+		lar.slots[i] = calloc((size_t)nslots, sizeof(*lar.slots[i]));
+	for (int i = 0; i < LARSON_T; i++)
+		pthread_create(&th[i], NULL, larson_thread, (void *)(intptr_t)i);
+	for (int i = 0; i < LARSON_T; i++) {
+		void *r;
+		pthread_join(th[i], &r);
+		sum += (uint64_t)(uintptr_t)r;
+	}
+	for (int i = 0; i < LARSON_T; i++) {
+		for (int k = 0; k < nslots; k++)
+			free(lar.slots[i][k]);
+		free(lar.slots[i]);
+	}
+	pthread_barrier_destroy(&lar.bar);
+	return sum;
+}
+
+/* Fragmentation: fill with small blocks of mixed sizes, free seven in
+ * eight scattered through the heap, then allocate as many bytes again in
+ * larger blocks.  Peak RSS tells how much of the freed space the
+ * allocator could reuse for other size classes. */
+static uint64_t fragment(long n)
+{
+	unsigned char **b = malloc((size_t)n * sizeof(*b));
+	uint16_t *len = malloc((size_t)n * sizeof(*len));
+	uint64_t s = 17, sum = 0;
+	size_t freed = 0;
+	for (long i = 0; i < n; i++) {
+		len[i] = (uint16_t)(16 + rng(&s) % 497);
+		b[i] = malloc(len[i]);
+		memset(b[i], (int)(len[i] & 0xff), len[i]);
+	}
+	for (long i = 0; i < n; i++)
+		if (i % 8) {
+			sum += b[i][len[i] - 1];
+			freed += len[i];
+			free(b[i]);
+			b[i] = NULL;
+		}
+	long m = (long)(freed / 2048) + 1; /* the freed bytes again, in 2 KiB blocks */
+	unsigned char **c = malloc((size_t)m * sizeof(*c));
+	for (long i = 0; i < m; i++) {
+		c[i] = malloc(2048);
+		memset(c[i], (int)i, 2048);
+	}
+	for (long i = 0; i < m; i++) {
+		sum += c[i][i % 2048];
+		free(c[i]);
+	}
+	for (long i = 0; i < n; i++)
+		free(b[i]);
+	free(b);
+	free(c);
+	free(len);
+	return sum;
+}
+
+/* Large-buffer churn: buffers of 5-25 MiB allocated, every page touched,
+ * and freed, in a loop by a few threads (issue 11, part 6: where an
+ * allocator that returns them to the system at once faults every page
+ * again on each reuse). */
+struct bigarg {
+	long iters;
 	uint64_t seed, sum;
-	long n;
 };
 
-static void *lc_thread(void *p)
+static void *big_thread(void *p)
 {
-	struct lc_arg *a = p;
-	for (long i = 0; i < a->n; i++) {
-		size_t sz = ((size_t)5 << 20) + rng(&a->seed) % ((size_t)20 << 20);
-		unsigned char *b = malloc(sz);
-		for (size_t o = 0; o < sz; o += 4096)
-			b[o] = (unsigned char)(o >> 12);
-		a->sum += b[(sz / 2) & ~(size_t)4095];
+	struct bigarg *a = p;
+	for (long i = 0; i < a->iters; i++) {
+		size_t n = (5ul << 20) + rng(&a->seed) % (20ul << 20);
+		unsigned char *b = malloc(n);
+		for (size_t k = 0; k < n; k += 4096)
+			b[k] = (unsigned char)(k >> 12);
+		a->sum += b[n / 2 & ~4095ul] + b[n - 1];
 		free(b);
 	}
 	return NULL;
 }
 
-static uint64_t large_churn(int threads, long per_thread)
+static uint64_t big_churn(int threads, long iters)
 {
-	pthread_t th[16];
-	struct lc_arg a[16];
+	pthread_t th[8];
+	struct bigarg a[8];
 	uint64_t sum = 0;
 	for (int i = 0; i < threads; i++) {
-		a[i] = (struct lc_arg){.seed = 0x9e3779b97f4a7c15ull * (uint64_t)(i + 1), .n = per_thread};
-		pthread_create(&th[i], NULL, lc_thread, &a[i]);
+		a[i] = (struct bigarg){.iters = iters, .seed = 0x5151ull * (uint64_t)(i + 1)};
+		pthread_create(&th[i], NULL, big_thread, &a[i]);
 	}
 	for (int i = 0; i < threads; i++) {
 		pthread_join(th[i], NULL);
@@ -215,10 +302,25 @@ static uint64_t large_churn(int threads, long per_thread)
 	return sum;
 }
 
+/* ALLOC_SCALE (default 1) scales every step count: bench/run --quick runs
+ * each workload for a fraction of a second. */
+static long sc(long n)
+{
+	static double f = -1;
+	if (f < 0) {
+		const char *e = getenv("ALLOC_SCALE");
+		f = e ? atof(e) : 1;
+		if (!(f > 0 && f <= 100))
+			f = 1;
+	}
+	long r = (long)((double)n * f);
+	return r > 0 ? r : 1;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		fprintf(stderr, "usage: %s small|medium|large|mt-small|mt-medium|cross-thread|realloc|large-churn [buffers per thread]\n",
+		fprintf(stderr, "usage: %s small|medium|large|mt-small|mt-medium|cross-thread|realloc|larson|fragment|big-churn|large-churn [buffers per thread]\n",
 			argv[0]);
 		return 2;
 	}
@@ -227,21 +329,27 @@ int main(int argc, char **argv)
 	uint64_t sum;
 	/* live sets of tens to hundreds of MiB, as in a server's heap */
 	if (!strcmp(w, "small"))
-		sum = churn(1, 20000000, 400000, 8, 256);
+		sum = churn(1, sc(20000000), 400000, 8, 256);
 	else if (!strcmp(w, "medium"))
-		sum = churn(2, 3000000, 8192, 512, 32768);
+		sum = churn(2, sc(3000000), 8192, 512, 32768);
 	else if (!strcmp(w, "large"))
-		sum = churn(3, 100000, 96, 65536, 4 << 20);
+		sum = churn(3, sc(100000), 96, 65536, 4 << 20);
 	else if (!strcmp(w, "mt-small"))
-		sum = parallel_churn(2, 10000000, 200000, 8, 256);
+		sum = parallel_churn(2, sc(10000000), 200000, 8, 256);
 	else if (!strcmp(w, "mt-medium"))
-		sum = parallel_churn(2, 1500000, 4096, 512, 32768);
+		sum = parallel_churn(2, sc(1500000), 4096, 512, 32768);
 	else if (!strcmp(w, "cross-thread"))
-		sum = cross_thread(20000);
+		sum = cross_thread(sc(20000));
 	else if (!strcmp(w, "realloc"))
-		sum = realloc_growth(1500);
-	else if (!strcmp(w, "large-churn"))
-		sum = large_churn(4, argc > 2 ? atol(argv[2]) : 50);
+		sum = realloc_growth(sc(1500));
+	else if (!strcmp(w, "larson"))
+		sum = larson(sc(400), 20000, 50000);
+	else if (!strcmp(w, "fragment"))
+		sum = fragment(sc(800000) < 8 ? 8 : sc(800000));
+	else if (!strcmp(w, "big-churn"))
+		sum = big_churn(3, sc(60));
+	else if (!strcmp(w, "large-churn")) /* bench/alloc/churn.py: 4 threads, N buffers each */
+		sum = big_churn(4, argc > 2 ? atol(argv[2]) : 50);
 	else {
 		fprintf(stderr, "unknown workload %s\n", w);
 		return 2;
@@ -249,8 +357,6 @@ int main(int argc, char **argv)
 	double t = now() - t0;
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
-	printf("%s %.4f %ld %llu\n", w, t, ru.ru_maxrss, (unsigned long long)sum);
-	if (!strcmp(w, "large-churn")) /* for shells without time(1): the VM's busybox */
-		fprintf(stderr, "minflt %ld\n", ru.ru_minflt);
+	printf("%s %.4f %ld %ld %llu\n", w, t, ru.ru_maxrss, ru.ru_minflt, (unsigned long long)sum);
 	return 0;
 }

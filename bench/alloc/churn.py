@@ -37,7 +37,7 @@ def run(binary, n, preload, conf):
     p.stdout.close()
     if status != 0:
         sys.exit(f"large-churn failed under {preload or 'glibc'} {conf}: status {status}")
-    _, t, _, chk = out.split()
+    _, t, _, _, chk = out.split()
     return float(t), ru.ru_minflt, ru.ru_maxrss, chk
 
 

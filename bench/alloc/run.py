@@ -1,22 +1,33 @@
 #!/usr/bin/env python3
-"""Allocator bench: the same workloads under glibc, jemalloc and tiermalloc
-(each by LD_PRELOAD), interleaved run by run so that machine noise hits all
-three alike.  Prints median time and peak RSS per workload as ratios to
-jemalloc, their geometric means, and checks the targets:
-tiermalloc <= 1.02x jemalloc time (geomean), <= 1.05x its peak RSS (geomean).
-Writes every run to bench/out/alloc.csv."""
+"""Allocator bench: the same workloads under glibc, jemalloc, mimalloc,
+tcmalloc, memkind's memtier and tiermalloc (each by LD_PRELOAD), interleaved
+run by run so that machine noise hits all of them alike.  Prints median time
+and peak RSS per workload as ratios to jemalloc, their geometric means, and
+checks tiermalloc's targets: <= 1.02x jemalloc's time (geomean), <= 1.05x
+its peak RSS (geomean).  Writes every run to OUT/alloc.csv.
+An allocator whose library is not installed is left out, said on stderr.
+ALLOC_SCALE (environment) scales every workload's step count."""
 import argparse, csv, math, os, statistics, subprocess, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
-WORKLOADS = ["small", "medium", "large", "mt-small", "mt-medium", "cross-thread", "realloc"]
+WORKLOADS = ["small", "medium", "large", "mt-small", "mt-medium", "cross-thread", "realloc",
+             "larson", "fragment", "big-churn"]
+LIBDIRS = ("/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib")
+# name, library file, extra environment
+OTHERS = [("jemalloc", "libjemalloc.so.2", {}),
+          ("mimalloc", "libmimalloc.so.2", {}),
+          ("tcmalloc", "libtcmalloc_minimal.so.4", {}),
+          # memtier needs a tier list; one DRAM tier on a one-node host
+          ("memtier", "libmemtier.so.0", {"MEMKIND_MEM_TIERS": "KIND:DRAM,RATIO:1;POLICY:STATIC_RATIO"})]
 
 
-def find_jemalloc():
-    for p in ("/usr/lib/x86_64-linux-gnu/libjemalloc.so.2", "/usr/lib/libjemalloc.so.2"):
+def find(lib):
+    for d in LIBDIRS:
+        p = os.path.join(d, lib)
         if os.path.exists(p):
             return p
-    sys.exit("libjemalloc.so.2 not found (apt-get install libjemalloc2)")
+    return None
 
 
 def main():
@@ -28,49 +39,61 @@ def main():
     ap.add_argument("--out", default=os.path.join(TOP, "bench", "out"))
     ap.add_argument("workloads", nargs="*", default=WORKLOADS)
     a = ap.parse_args()
-    allocs = [("glibc", ""), ("jemalloc", find_jemalloc()), ("tiermalloc", a.lib)]
-    for _, lib in allocs[1:]:
-        if not os.path.exists(lib):
-            sys.exit(f"{lib} not found: build first (make)")
+    allocs = [("glibc", "", {})]
+    for name, lib, env in OTHERS:
+        p = find(lib)
+        if p:
+            allocs.append((name, p, env))
+        else:
+            print(f"alloc: {lib} not installed: {name} left out", file=sys.stderr)
+    if not any(n == "jemalloc" for n, _, _ in allocs):
+        sys.exit("libjemalloc.so.2 not found (apt-get install libjemalloc2)")
+    if not os.path.exists(a.lib):
+        sys.exit(f"{a.lib} not found: build first (make)")
+    allocs.append(("tiermalloc", a.lib, {}))
+    names = [n for n, _, _ in allocs]
     os.makedirs(a.out, exist_ok=True)
     rows, res = [], {}
     for w in a.workloads:
         for r in range(a.runs):
-            for name, lib in allocs:
+            for name, lib, extra in allocs:
                 env = dict(os.environ)
                 env.pop("LD_PRELOAD", None)
                 env.pop("TIERMALLOC_CONF", None)
+                env.update(extra)
                 if lib:
                     env["LD_PRELOAD"] = lib
-                out = subprocess.run([a.bin, w], env=env, capture_output=True, text=True, check=True)
-                _, t, rss, chk = out.stdout.split()
+                out = subprocess.run([a.bin, w], env=env, capture_output=True, text=True)
+                if out.returncode != 0:
+                    sys.exit(f"alloc: {w} under {name} exited {out.returncode}: {out.stderr.strip()[-300:]}")
+                _, t, rss, flt, chk = out.stdout.split()
                 rows.append({"workload": w, "run": r, "allocator": name, "seconds": float(t),
-                             "peak_rss_kib": int(rss), "checksum": chk})
-                res.setdefault((w, name), []).append((float(t), int(rss), chk))
+                             "peak_rss_kib": int(rss), "minflt": int(flt), "checksum": chk})
+                res.setdefault((w, name), []).append((float(t), int(rss), chk, int(flt)))
     with open(os.path.join(a.out, "alloc.csv"), "w", newline="") as f:
         wr = csv.DictWriter(f, fieldnames=list(rows[0]))
         wr.writeheader()
         wr.writerows(rows)
 
-    print(f"{'workload':<13} {'glibc s':>8} {'jemalloc s':>10} {'tier s':>8} "
-          f"{'glibc/je':>8} {'tier/je':>8} {'RSS je MiB':>10} {'RSS tier/je':>11}")
+    others = [n for n in names if n != "jemalloc"]
+    print(f"{'workload':<13} {'jemalloc s':>10} " + " ".join(f"{n[:8] + '/je':>11}" for n in others) +
+          f" {'RSS je MiB':>10} {'RSS tier/je':>11} {'faults tier/je':>14}")
     tr, rr, bad = [], [], []
     for w in a.workloads:
-        med = {n: statistics.median(x[0] for x in res[(w, n)]) for n, _ in allocs}
-        rss = {n: statistics.median(x[1] for x in res[(w, n)]) for n, _ in allocs}
-        sums = {x[2] for n, _ in allocs for x in res[(w, n)]}
-        if len(sums) != 1:
+        med = {n: statistics.median(x[0] for x in res[(w, n)]) for n in names}
+        rss = {n: statistics.median(x[1] for x in res[(w, n)]) for n in names}
+        flt = {n: statistics.median(x[3] for x in res[(w, n)]) for n in names}
+        if len({x[2] for n in names for x in res[(w, n)]}) != 1:
             bad.append(w)
         t_ratio = med["tiermalloc"] / med["jemalloc"]
         r_ratio = rss["tiermalloc"] / rss["jemalloc"]
         tr.append(t_ratio)
         rr.append(r_ratio)
-        print(f"{w:<13} {med['glibc']:8.3f} {med['jemalloc']:10.3f} {med['tiermalloc']:8.3f} "
-              f"{med['glibc'] / med['jemalloc']:8.3f} {t_ratio:8.3f} {rss['jemalloc'] / 1024:10.1f} "
-              f"{r_ratio:11.3f}")
+        print(f"{w:<13} {med['jemalloc']:10.3f} " + " ".join(f"{med[n] / med['jemalloc']:11.3f}" for n in others) +
+              f" {rss['jemalloc'] / 1024:10.1f} {r_ratio:11.3f} {flt['tiermalloc'] / max(flt['jemalloc'], 1):14.3f}")
     gt = math.exp(sum(map(math.log, tr)) / len(tr))
     gr = math.exp(sum(map(math.log, rr)) / len(rr))
-    print(f"{'geomean':<13} {'':8} {'':10} {'':8} {'':8} {gt:8.3f} {'':10} {gr:11.3f}")
+    print(f"{'geomean tiermalloc/jemalloc':<13} time {gt:.3f} peak RSS {gr:.3f}")
     ok_t, ok_r = gt <= 1.02, gr <= 1.05
     print(f"target time <= 1.02x jemalloc: {'met' if ok_t else 'MISSED'} ({gt:.3f}x); "
           f"peak RSS <= 1.05x: {'met' if ok_r else 'MISSED'} ({gr:.3f}x); "

@@ -2,6 +2,7 @@
 # Inside the tiered VM: GUPS under each placement, one after the other,
 # with the same amount of fast memory for all of them:
 #   oracle      the hot set (and as much else as fits) bound to node 0 up front
+#   tiermalloc-place  LD_PRELOAD, fast_limit = FAST, migrate:false
 #   tiermalloc  LD_PRELOAD, fast_limit = FAST, at each budget of GUPS_BUDGETS
 #   kernel      glibc malloc, kernel tiering: numa_balancing=2, demotion on
 #   first-touch glibc malloc, no tiering at all
@@ -23,26 +24,49 @@ free0() { awk '/MemFree/ {print int($4 / 1024)}' /sys/devices/system/node/node0/
 reserve=$(awk '/^Node 0, zone/ {z=1} /^Node [1-9]/ {z=0} z && $1 == "high" {s += $2} END {print int(s * 4 / 1024) + 8}' /proc/zoneinfo)
 SLACK=${GUPS_SLACK:-32}
 fill=$(( $(free0) - FAST - reserve - SLACK ))
-"$GUPS" -B "$fill" >/dev/null &
+bfile=$(mktemp)
+"$GUPS" -B "$fill" >"$bfile" &
 balloon=$!
-sleep 2
+# until its pages are locked (seconds under a loaded TCG host), not a
+# fixed sleep: the contenders must all find node 0 squeezed
+i=0
+while ! grep -q '^balloon' "$bfile" && kill -0 "$balloon" 2>/dev/null && [ $i -lt 600 ]; do
+	sleep 0.2
+	i=$((i + 1))
+done
+rm -f "$bfile"
 echo "# node 0: $(free0) MiB free after a $fill MiB balloon (watermark reserve $reserve MiB, slack $SLACK MiB); footprint $F MiB, hot $H MiB, fast $FAST MiB" >&2
+# pages the kernel migrated during each contender's run, to stderr
+# (bench/report.py sets them against the minimum the workload needs)
+mig() { awk '/^pgmigrate_success/ {print $2}' /proc/vmstat; }
+m0=0
+mark() { m0=$(mig); }
+counted() { echo "migrated $1 $(($(mig) - m0))" >&2; }
 run() { # NAME [EXTRA GUPS ARGS]: the caller sets the environment
 	name=$1
 	shift
+	mark
 	"$GUPS" ${GUPS_ARGS:-} -f "$F" -H "$H" -a "$A" -b "$B" -n "$name" "$@" | grep -v '^name,'
+	counted "$name"
 }
 echo "name,t,phase,hit_ratio,hot_fast,mups"
 echo 0 >/proc/sys/kernel/numa_balancing
 echo false >/sys/kernel/mm/numa/demotion_enabled
 run oracle -o "$FAST"
+# tiermalloc's placement alone: fast first up to the limit, no migration
+mark
+env LD_PRELOAD="$LIB" TIERMALLOC_CONF="fast_limit:${FAST}M,migrate:false" \
+	"$GUPS" ${GUPS_ARGS:-} -f "$F" -H "$H" -a "$A" -b "$B" -n tiermalloc-place | grep -v '^name,'
+counted tiermalloc-place
 # tiermalloc at each CPU budget of GUPS_BUDGETS (bg_cpu, % of a core):
 # under TCG a write fault or a TLB shootdown costs 10 to 100 times what
 # it costs on hardware, so the default 1% buys little here.  The
 # variables apply to gups alone, not to the grep in run's pipeline.
 for pct in ${GUPS_BUDGETS:-1 20}; do
+	mark
 	env LD_PRELOAD="$LIB" TIERMALLOC_CONF="fast_limit:${FAST}M,stats_print:true,bg_cpu:$(awk -v p="$pct" 'BEGIN { print p / 100 }')" \
 		"$GUPS" ${GUPS_ARGS:-} -f "$F" -H "$H" -a "$A" -b "$B" -n "tiermalloc-$pct%" | grep -v '^name,'
+	counted "tiermalloc-$pct%"
 done
 echo 2 >/proc/sys/kernel/numa_balancing
 echo true >/sys/kernel/mm/numa/demotion_enabled
@@ -53,9 +77,8 @@ run first-touch
 # DAMON-based tiering by the kernel (DAMOS migrate_hot / migrate_cold,
 # settings in damon_tier.sh), over glibc malloc
 if sh "$(dirname "$0")/damon_tier.sh" start; then
-	m0=$(awk '/^pgmigrate_success/ {print $2}' /proc/vmstat)
 	run damon
-	echo "# damon: kdamonds $(cat /sys/kernel/mm/damon/admin/kdamonds/*/state | tr '\n' ' '); pages migrated $(($(awk '/^pgmigrate_success/ {print $2}' /proc/vmstat) - m0))" >&2
+	echo "# damon: kdamonds $(cat /sys/kernel/mm/damon/admin/kdamonds/*/state | tr '\n' ' '); pages migrated $(($(mig) - m0))" >&2
 	sh "$(dirname "$0")/damon_tier.sh" stop
 else
 	echo "# damon: DAMON tiering could not start: not run" >&2
@@ -68,9 +91,11 @@ fi
 MT=$(ls /usr/lib/*/libmemtier.so.0 2>/dev/null | head -n 1)
 if [ -n "$MT" ]; then
 	for pol in STATIC_RATIO DYNAMIC_THRESHOLD; do
+		mark
 		env LD_PRELOAD="$MT" MEMKIND_DAX_KMEM_NODES=1 \
 			MEMKIND_MEM_TIERS="KIND:DRAM,RATIO:$FAST;KIND:KMEM_DAX,RATIO:$((F - FAST));POLICY:$pol" \
 			"$GUPS" ${GUPS_ARGS:-} -f "$F" -H "$H" -a "$A" -b "$B" -n "memtier-${pol%%_*}" | grep -v '^name,'
+		counted "memtier-${pol%%_*}"
 	done
 else
 	echo "# memtier: libmemtier.so.0 not installed (Debian libmemkind0): not run" >&2

@@ -30,26 +30,13 @@
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
+#define BENCH_BALLOON
+#include "../common.h"
 
 #define MB (1ul << 20)
 #define PG 4096ul
 #define BLK (MB - 64 * 1024) /* 960 KiB: a 1 MiB slot with jemalloc's page of padding */
 #define BPG (BLK / PG - 1)   /* whole pages per block, after page alignment */
-
-static double now(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static uint64_t rng(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
 
 static long nblocks, hotn;
 static uint64_t **blk; /* page-aligned start of each block */
@@ -92,20 +79,8 @@ int main(int argc, char **argv)
 	int opt;
 	while ((opt = getopt(argc, argv, "f:H:p:m:a:b:o:i:n:B:")) != -1) {
 		switch (opt) {
-		case 'B': {
-			size_t len = (size_t)atol(optarg) * MB;
-			unsigned long n0 = 1;
-			char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-			/* bound and locked: neither demoted nor swapped */
-			if (m == MAP_FAILED || mbind(m, len, MPOL_BIND, &n0, 65, 0) || mlock(m, len)) {
-				perror("gups: balloon");
-				return 1;
-			}
-			printf("balloon %zu MiB on node 0\n", len >> 20);
-			fflush(stdout);
-			for (;;)
-				pause();
-		}
+		case 'B':
+			return bench_balloon((size_t)atol(optarg), "gups");
 		case 'f': fmib = atol(optarg); break;
 		case 'H': hmib = atol(optarg); break;
 		case 'p': p = atof(optarg); break;

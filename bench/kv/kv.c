@@ -33,6 +33,8 @@
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
+#define BENCH_BALLOON
+#include "../common.h"
 
 #define ITEM 128
 #define PG 4096ul
@@ -49,21 +51,6 @@ static double *cdf, *prob;
 static struct item **idx;  /* key -> item */
 static void **pages;
 static int *status;
-
-static double now(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static uint64_t rng(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
 
 static long rank_of(double u)
 {
@@ -197,19 +184,8 @@ int main(int argc, char **argv)
 	int opt;
 	while ((opt = getopt(argc, argv, "f:s:g:ra:b:o:i:n:B:H:")) != -1) {
 		switch (opt) {
-		case 'B': {
-			size_t len = (size_t)atol(optarg) << 20;
-			unsigned long n0 = 1;
-			char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-			if (m == MAP_FAILED || mbind(m, len, MPOL_BIND, &n0, 65, 0) || mlock(m, len)) {
-				perror("kv: balloon");
-				return 1;
-			}
-			printf("balloon %zu MiB on node 0\n", len >> 20);
-			fflush(stdout);
-			for (;;)
-				pause();
-		}
+		case 'B':
+			return bench_balloon((size_t)atol(optarg), "kv");
 		case 'f': fmib = atol(optarg); break;
 		case 's': s_exp = atof(optarg); break;
 		case 'g': gets = atof(optarg); break;
@@ -224,8 +200,10 @@ int main(int argc, char **argv)
 		}
 	}
 	n = fmib * (1l << 20) / ITEM;
-	if (n < 2 * TOP)
+	if (n < 2 * TOP) {
+		fprintf(stderr, "kv: footprint too small: at least %ld MiB\n", (2 * TOP * ITEM + (1l << 20) - 1) >> 20);
 		return 2;
+	}
 	cdf = malloc((size_t)n * sizeof(*cdf));
 	prob = malloc((size_t)n * sizeof(*prob));
 	idx = malloc((size_t)n * sizeof(*idx));

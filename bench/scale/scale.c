@@ -32,6 +32,7 @@
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
+#include "../common.h"
 
 #define MB (1ull << 20)
 #define BLOCK (2 * MB)
@@ -40,21 +41,6 @@
 
 typedef int (*ctl_fn)(const char *, void *, size_t *, void *, size_t);
 static ctl_fn tctl, jctl;
-
-static double now(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static uint64_t rng(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
 
 static uint64_t u64(const char *name)
 {
