@@ -158,57 +158,43 @@ typedef struct ibv_mr *(*reg_iova2_fn)(struct ibv_pd *, void *, size_t, uint64_t
 typedef int (*dereg_fn)(struct ibv_mr *);
 typedef int (*rereg_fn)(struct ibv_mr *, int, struct ibv_pd *, void *, size_t, int);
 
+/* The three ways of registering a memory region: the range pinned before
+ * the library sees it, the pin kept only if it took the registration;
+ * calls the library makes to its own entry points pass straight through. */
+#define REGISTER_MR(...)                                                \
+	do {                                                            \
+		if (!real_) {                                           \
+			errno = ENOSYS;                                 \
+			return NULL;                                    \
+		}                                                       \
+		if (depth)                                              \
+			return real_(__VA_ARGS__);                      \
+		int slot_ = pin_before(addr, length);                   \
+		depth++;                                                \
+		struct ibv_mr *mr_ = real_(__VA_ARGS__);                \
+		depth--;                                                \
+		pin_after(slot_, mr_, mr_ != NULL);                     \
+		return mr_;                                             \
+	} while (0)
+
 EXPORT struct ibv_mr *ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t length, int access)
 {
 	NEXT(reg_mr_fn, "ibv_reg_mr");
-	if (!real_) {
-		errno = ENOSYS;
-		return NULL;
-	}
-	if (depth)
-		return real_(pd, addr, length, access);
-	int slot = pin_before(addr, length);
-	depth++;
-	struct ibv_mr *mr = real_(pd, addr, length, access);
-	depth--;
-	pin_after(slot, mr, mr != NULL);
-	return mr;
+	REGISTER_MR(pd, addr, length, access);
 }
 
 EXPORT struct ibv_mr *ibv_reg_mr_iova(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
 				      int access)
 {
 	NEXT(reg_iova_fn, "ibv_reg_mr_iova");
-	if (!real_) {
-		errno = ENOSYS;
-		return NULL;
-	}
-	if (depth)
-		return real_(pd, addr, length, iova, access);
-	int slot = pin_before(addr, length);
-	depth++;
-	struct ibv_mr *mr = real_(pd, addr, length, iova, access);
-	depth--;
-	pin_after(slot, mr, mr != NULL);
-	return mr;
+	REGISTER_MR(pd, addr, length, iova, access);
 }
 
 EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
 				       unsigned access)
 {
 	NEXT(reg_iova2_fn, "ibv_reg_mr_iova2");
-	if (!real_) {
-		errno = ENOSYS;
-		return NULL;
-	}
-	if (depth)
-		return real_(pd, addr, length, iova, access);
-	int slot = pin_before(addr, length);
-	depth++;
-	struct ibv_mr *mr = real_(pd, addr, length, iova, access);
-	depth--;
-	pin_after(slot, mr, mr != NULL);
-	return mr;
+	REGISTER_MR(pd, addr, length, iova, access);
 }
 
 EXPORT int ibv_dereg_mr(struct ibv_mr *mr)
