@@ -10,31 +10,17 @@
 #   memtier-*   memkind's memtier by LD_PRELOAD, STATIC_RATIO and
 #               DYNAMIC_THRESHOLD (when libmemkind0 is installed)
 # Node 0 is filled with a locked balloon so that FAST MiB stay free, plus
-# the kernel's watermark reserve, plus SLACK MiB for what else lives there
-# (tiermalloc's metadata, page tables, the kernel's own allocations; the
-# kernel's tiering may use that slack too): the footprint overflows it.
+# the kernel's watermark reserve, plus a small SLACK (bench/balloon.sh):
+# the footprint overflows it.
 # CSV rows on stdout, summaries on stderr.
 set -u
 GUPS=$1
 LIB=$2
 F=${GUPS_FOOTPRINT:-256} H=${GUPS_HOT:-32} FAST=${GUPS_FAST:-64}
 A=${GUPS_A:-12} B=${GUPS_B:-12}
-free0() { awk '/MemFree/ {print int($4 / 1024)}' /sys/devices/system/node/node0/meminfo; }
-# the high watermarks of node 0's zones, MiB: kswapd keeps this much free
-reserve=$(awk '/^Node 0, zone/ {z=1} /^Node [1-9]/ {z=0} z && $1 == "high" {s += $2} END {print int(s * 4 / 1024) + 8}' /proc/zoneinfo)
-SLACK=${GUPS_SLACK:-32}
-fill=$(( $(free0) - FAST - reserve - SLACK ))
-bfile=$(mktemp)
-"$GUPS" -B "$fill" >"$bfile" &
-balloon=$!
-# until its pages are locked (seconds under a loaded TCG host), not a
-# fixed sleep: the contenders must all find node 0 squeezed
-i=0
-while ! grep -q '^balloon' "$bfile" && kill -0 "$balloon" 2>/dev/null && [ $i -lt 600 ]; do
-	sleep 0.2
-	i=$((i + 1))
-done
-rm -f "$bfile"
+. "$(dirname "$0")/../balloon.sh"
+SLACK=${GUPS_SLACK:-2}
+balloon_up "$GUPS" "$FAST" "$SLACK"
 echo "# node 0: $(free0) MiB free after a $fill MiB balloon (watermark reserve $reserve MiB, slack $SLACK MiB); footprint $F MiB, hot $H MiB, fast $FAST MiB" >&2
 # pages the kernel migrated during each contender's run, to stderr
 # (bench/report.py sets them against the minimum the workload needs)

@@ -21,7 +21,7 @@
 # default keys x (value + 128)), SRV_WARM (seconds the server runs its
 # load before the measurement, so that migration can act: 5), SRV_FILL
 # (0: no fill before the load, as in bench/run --quick), SRV_SLACK (MiB
-# left free on node 0 beside FAST and the watermark reserve: 8).
+# left free on node 0 beside FAST and the watermark reserve: 2).
 # CSV on stdout: name,server,op,requests,rps,p50_us,p99_us,migrated_pages
 set -u
 GUPS=$1 MEMC=$2 LIB=$3
@@ -32,7 +32,7 @@ FOOT=${SRV_FOOT:-$((K * (V + 128) / 1048576 + 1))}
 here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d)
 RPORT=6421 MPORT=11321
-free0() { awk '/MemFree/ {print int($4 / 1024)}' /sys/devices/system/node/node0/meminfo; }
+. "$(dirname "$0")/../balloon.sh"
 migrated() { awk '/^pgmigrate_success/ {print $2}' /proc/vmstat; }
 wait_port() { # CHECK-COMMAND: up to 20 s
 	i=0
@@ -121,18 +121,8 @@ if command -v numactl >/dev/null; then
 else
 	echo "# servers: numactl missing: no oracle" >&2
 fi
-reserve=$(awk '/^Node 0, zone/ {z=1} /^Node [1-9]/ {z=0} z && $1 == "high" {s += $2} END {print int(s * 4 / 1024) + 8}' /proc/zoneinfo)
-SLACK=${SRV_SLACK:-8}
-fill=$(($(free0) - FAST - reserve - SLACK))
-bfile=$tmp/balloon
-"$GUPS" -B "$fill" >"$bfile" &
-balloon=$!
-# until its pages are locked, not a fixed sleep (bench/gups/guest.sh)
-i=0
-while ! grep -q '^balloon' "$bfile" && kill -0 "$balloon" 2>/dev/null && [ $i -lt 600 ]; do
-	sleep 0.2
-	i=$((i + 1))
-done
+SLACK=${SRV_SLACK:-2}
+balloon_up "$GUPS" "$FAST" "$SLACK"
 echo "# servers: node 0: $(free0) MiB free after a $fill MiB balloon; keys $K x $V B (~$FOOT MiB), fast $FAST MiB" >&2
 both first-touch env
 tiering on

@@ -31,43 +31,30 @@ src=$(TIERMALLOC_CONF=heat_sources:cxl setpriv --bounding-set=-sys_admin --inh-c
 case $src in *"cxl: page frames hidden (needs CAP_SYS_ADMIN)"*) r=0 ;; *) r=1 ;; esac
 ok $r "cxl: without CAP_SYS_ADMIN the source stays off and says so: $src"
 
-TIERMALLOC_CONF=fast_limit:16M,heat_sources:cxl,bg_cpu:0.2 $B/cxlhot -t 40 >"$ctmp/out" 2>&1
-r=$?
-while IFS= read -r line; do
-	case $line in
-	"ok "*) ok 0 "cxl: ${line#ok }" ;;
-	"fail "*) ok 1 "cxl: ${line#fail }" ;;
-	*) diag "cxl: $line" ;;
-	esac
-done <"$ctmp/out"
-ok $r "cxl: the replay program exits 0 (exit $r)"
+# replay CONF LABEL ARGS...: cxlhot's own ok/fail lines, as TAP lines
+replay() {
+	conf=$1 label=$2
+	shift 2
+	TIERMALLOC_CONF=$conf $B/cxlhot "$@" >"$ctmp/out" 2>&1
+	r=$?
+	while IFS= read -r line; do
+		case $line in
+		"ok "*) ok 0 "$label: ${line#ok }" ;;
+		"fail "*) ok 1 "$label: ${line#fail }" ;;
+		*) diag "$label: $line" ;;
+		esac
+	done <"$ctmp/out"
+	ok $r "$label: the replay program exits 0 (exit $r)"
+}
+replay fast_limit:16M,heat_sources:cxl,bg_cpu:0.2 cxl -t 40
 
 # the same records through a FIFO named by cxl_reports
 mkfifo "$ctmp/fifo"
-TIERMALLOC_CONF=fast_limit:16M,heat_sources:cxl,bg_cpu:0.2,cxl_reports:$ctmp/fifo $B/cxlhot -t 40 \
-	-f "$ctmp/fifo" >"$ctmp/out" 2>&1
-r=$?
-while IFS= read -r line; do
-	case $line in
-	"ok "*) ok 0 "cxl_reports FIFO: ${line#ok }" ;;
-	"fail "*) ok 1 "cxl_reports FIFO: ${line#fail }" ;;
-	*) diag "cxl_reports FIFO: $line" ;;
-	esac
-done <"$ctmp/out"
-ok $r "cxl_reports FIFO: the replay program exits 0 (exit $r)"
+replay fast_limit:16M,heat_sources:cxl,bg_cpu:0.2,cxl_reports:$ctmp/fifo "cxl_reports FIFO" -t 40 -f "$ctmp/fifo"
 
 # the combination rule: written bits see a hot set on node 0; hot lists
 # naming a cold slow buffer for 8 s move nothing
-TIERMALLOC_CONF=fast_limit:16M,heat_sources:pagemap+cxl,bg_cpu:0.2 $B/cxlhot -c -t 8 >"$ctmp/out" 2>&1
-r=$?
-while IFS= read -r line; do
-	case $line in
-	"ok "*) ok 0 "cxl+pagemap: ${line#ok }" ;;
-	"fail "*) ok 1 "cxl+pagemap: ${line#fail }" ;;
-	*) diag "cxl+pagemap: $line" ;;
-	esac
-done <"$ctmp/out"
-ok $r "cxl+pagemap: the replay program exits 0 (exit $r)"
+replay fast_limit:16M,heat_sources:pagemap+cxl,bg_cpu:0.2 cxl+pagemap -c -t 8
 rm -rf "$ctmp"
 if [ -n "${cxl_alone:-}" ]; then
 	done_testing
