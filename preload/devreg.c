@@ -31,21 +31,7 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
-/* The parts of the libraries' ABI used here (rdma-core verbs.h, CUDA
- * runtime): their headers are not needed to build. */
-struct ibv_pd;
-struct ibv_mr {
-	void *context;
-	struct ibv_pd *pd;
-	void *addr;
-	size_t length;
-	uint32_t handle, lkey, rkey;
-};
-#define IBV_REREG_MR_CHANGE_TRANSLATION 1
-#define IBV_REREG_MR_ERR_INPUT (-1)
-typedef int cudaError_t;
-#define CUDA_SUCCESS_ 0
-#define CUDA_ERROR_UNKNOWN_ 999
+#include "devabi.h"
 
 /* Registrations pinned now: key (the MR, or the CUDA pointer) -> range. */
 #define DEVREG_MAX 4096

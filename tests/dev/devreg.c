@@ -14,16 +14,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "../../preload/devabi.h"
 #include "../tap.h"
-
-struct ibv_pd;
-struct ibv_mr {
-	void *context;
-	struct ibv_pd *pd;
-	void *addr;
-	size_t length;
-	uint32_t handle, lkey, rkey;
-};
 
 static int (*ctl)(const char *, void *, size_t *, void *, size_t);
 static int (*pin)(const void *, size_t), (*unpin)(const void *, size_t);

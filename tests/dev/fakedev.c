@@ -10,14 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct ibv_pd;
-struct ibv_mr {
-	void *context;
-	struct ibv_pd *pd;
-	void *addr;
-	size_t length;
-	uint32_t handle, lkey, rkey;
-};
+#include "../../preload/devabi.h"
 
 #define NMR 64
 static struct ibv_mr mrs[NMR];
