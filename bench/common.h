@@ -25,6 +25,21 @@ static inline uint64_t rng(uint64_t *s)
 	return *s;
 }
 
+/* The first rank whose cumulative weight cdf[rank] reaches u (cdf
+ * ascending, n entries): inverse-CDF sampling of a Zipf distribution. */
+static inline long cdf_rank(const double *cdf, long n, double u)
+{
+	long lo = 0, hi = n - 1;
+	while (lo < hi) {
+		long mid = (lo + hi) / 2;
+		if (cdf[mid] < u)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 #ifdef BENCH_BALLOON
 #include <errno.h>
 #include <numaif.h>

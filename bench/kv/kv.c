@@ -52,18 +52,7 @@ static struct item **idx;  /* key -> item */
 static void **pages;
 static int *status;
 
-static long rank_of(double u)
-{
-	long lo = 0, hi = n - 1;
-	while (lo < hi) {
-		long mid = (lo + hi) / 2;
-		if (cdf[mid] < u)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
+static long rank_of(double u) { return cdf_rank(cdf, n, u); }
 
 static void *page_of(const void *p) { return (void *)((uintptr_t)p & ~(PG - 1)); }
 

@@ -194,15 +194,7 @@ int main(int argc, char **argv)
 	while ((maxreq ? (long)n < maxreq : 1) && (maxreq || t - t0 < secs)) {
 		uint64_t r = rng(&seed);
 		double u = (double)(rng(&seed) >> 11) / 9007199254740992.0 * sum;
-		long lo = 0, hi = keys - 1;
-		while (lo < hi) {
-			long mid = (lo + hi) / 2;
-			if (cdf[mid] < u)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		long key = perm[lo];
+		long key = perm[cdf_rank(cdf, keys, u)];
 		double s0 = now();
 		if ((r & 0xffffffffu) < pg) {
 			int len = sprintf(cmd, "get k%ld\r\n", key);
