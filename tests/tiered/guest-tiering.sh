@@ -118,17 +118,22 @@ ok $? "all on the fast tier: the monitor idles (idle $1 for ${2:-0} periods; sou
 # Under TCG one 10 s window now and then reads 2.6% where the others read
 # 0.9-1.4% (seen 2026-12-04 in CI): a second window in a fresh process,
 # said in the test name; a systematic overshoot fails both.
-steady_pct() { # CONF: the steady share of a hotset run, % of a core
-	TIERMALLOC_CONF=$1 pre $B/hotset -y 2000 -t 15 -c 10 256 32 >"$tmp/def" 2>"$tmp/def.json"
+steady_pct() { # CONF [HOTSET-ARGS]: the steady share of a hotset run, % of a core
+	conf=$1
+	shift
+	TIERMALLOC_CONF=$conf pre $B/hotset -y 2000 -t 15 "$@" -c 10 256 32 >"$tmp/def" 2>"$tmp/def.json"
 	sed -n 's/^steady: .* \([0-9.]*\)% of a core.*/\1/p' "$tmp/def"
 }
 under2() { awk -v s="${1:-100}" 'BEGIN { exit !(s <= 2) }'; }
-note=
-pct=$(steady_pct fast_limit:64M,stats_print:json,heat_sources:pagemap)
-if ! under2 "$pct"; then
-	note=" (second window; the first read $pct%)"
-	pct=$(steady_pct fast_limit:64M,stats_print:json,heat_sources:pagemap)
-fi
+steady_retry() { # as steady_pct, into $pct, with the second window said in $note
+	note=
+	pct=$(steady_pct "$@")
+	if ! under2 "$pct"; then
+		note=" (second window; the first read $pct%)"
+		pct=$(steady_pct "$@")
+	fi
+}
+steady_retry fast_limit:64M,stats_print:json,heat_sources:pagemap
 under2 "$pct"
 ok $? "default budget, written bits: background costs over 10 s at steady state, faults included, ${pct:-?}% of a core (1% asked)$note"
 sed 's/^/# default budget, pagemap: /' "$tmp/def"
@@ -136,17 +141,7 @@ sed 's/^/# default budget, pagemap: /' "$tmp/def"
 # at its coarsest: the source must have stepped down to it, then been shed
 # (paused, said in the sources), and the whole cost, measured once it is
 # shed, must meet the VM target
-note=
-steady_all() {
-	TIERMALLOC_CONF=fast_limit:64M,stats_print:json pre $B/hotset -y 2000 -t 15 -w "damon: shed: " -c 10 256 32 \
-		>"$tmp/def" 2>"$tmp/def.json"
-	sed -n 's/^steady: .* \([0-9.]*\)% of a core.*/\1/p' "$tmp/def"
-}
-pct=$(steady_all)
-if ! under2 "$pct"; then
-	note=" (second window; the first read $pct%)"
-	pct=$(steady_all)
-fi
+steady_retry fast_limit:64M,stats_print:json -w "damon: shed: "
 share=$(sed -n 's/.*"recent_share":\([0-9.]*\).*/\1/p' "$tmp/def.json")
 level=$(sed -n 's/.*"levels":{[^}]*"damon":\([0-9]*\).*/\1/p' "$tmp/def.json")
 [ "${level:-0}" -eq 4 ]
