@@ -229,7 +229,9 @@ size_t tier_migrate_block(struct tier_mapping *m, uint32_t b, int to)
 	int from = TIER_BS_TIER(state);
 	if (from < 0 || from == to || !tier_place_move_block(m, b, to))
 		return 0;
-	uint64_t t0 = tier_clock_ns(CLOCK_MONOTONIC);
+	/* CPU time, not wall: the share of a core moving takes, beside
+	 * what tracking takes (bg_cpu governs that part) */
+	uint64_t t0 = tier_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	tier_bind(tier_block_addr(m, b), TIER_BLOCK, to, false);
 	uint64_t failed = move_block_pages(m, b, to);
 	size_t bytes = (size_t)(state & TIER_BS_PAGES) << TIER_PAGE_SHIFT;
@@ -241,7 +243,7 @@ size_t tier_migrate_block(struct tier_mapping *m, uint32_t b, int to)
 		atomic_fetch_add(&tier_migrate_stats.demoted_bytes, bytes);
 		atomic_fetch_add(&tier_migrate_stats.demoted_blocks, 1);
 	}
-	atomic_fetch_add(&tier_migrate_stats.ns, tier_clock_ns(CLOCK_MONOTONIC) - t0);
+	atomic_fetch_add(&tier_migrate_stats.ns, tier_clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0);
 	return bytes;
 }
 
@@ -256,14 +258,14 @@ void tier_migrate_retry(struct tier_mapping *m, uint32_t b)
 	/* after the quick tries, keep trying every few periods: a block
 	 * accounted on a tier must end up there */
 	uint32_t left = blk->stragglers > 1 ? blk->stragglers - 1 : 1;
-	uint64_t t0 = tier_clock_ns(CLOCK_MONOTONIC);
+	uint64_t t0 = tier_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	/* every other try through mbind, which migrates huge pages whole */
 	if (left & 1)
 		tier_bind(tier_block_addr(m, b), TIER_BLOCK, t, true);
 	if (move_block_pages(m, b, t) && blk->stragglers)
 		blk->stragglers = left;
 	atomic_fetch_add(&tier_migrate_stats.retries, 1);
-	atomic_fetch_add(&tier_migrate_stats.ns, tier_clock_ns(CLOCK_MONOTONIC) - t0);
+	atomic_fetch_add(&tier_migrate_stats.ns, tier_clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0);
 }
 
 void tier_migrate_scan(struct tier_device_scan *s)

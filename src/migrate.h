@@ -13,7 +13,7 @@ struct tier_migrate_stats {
 	_Atomic uint64_t demoted_bytes, demoted_blocks;
 	_Atomic uint64_t moved_pages;   /* pages the kernel moved */
 	_Atomic uint64_t failed_pages;  /* pages it could not move (busy, no memory) */
-	_Atomic uint64_t ns;            /* wall time spent migrating */
+	_Atomic uint64_t ns;            /* CPU time of the threads that moved */
 	_Atomic uint64_t retries;       /* blocks whose leftover pages were moved again */
 	_Atomic uint64_t held_marked;   /* blocks found device-held, ever */
 	_Atomic uintptr_t last_held_addr;

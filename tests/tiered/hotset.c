@@ -158,10 +158,15 @@ static void steady(char **hot, int n, double secs)
 		touch(hot, n, round++);
 	double dt = now() - t0;
 	uint64_t moved = stat_u64("stats.promoted_bytes") + stat_u64("stats.demoted_bytes") - p0;
+	double all = (double)(bg_cpu_ns() - c0) / 1e9 / dt * 100;
+	double mig = (double)(stat_u64("stats.migrate_ns") - m0) / 1e9 / dt * 100;
+	double slow;
+	/* tracking is what bg_cpu holds; moving is bounded by the rate
+	 * limits, and is still going on where the hot set is not all fast */
 	printf("steady: background costs (threads, kdamond share, faults) %.2f%% of a core over %.1f s"
-	       " (%llu MiB moved, migration %.2f%%)\n",
-	       (double)(bg_cpu_ns() - c0) / 1e9 / dt * 100, dt, (unsigned long long)(moved >> 20),
-	       (double)(stat_u64("stats.migrate_ns") - m0) / 1e9 / dt * 100);
+	       " (%llu MiB moved, migration %.2f%%, tracking %.2f%%, hot set %.1f%% fast at the end)\n",
+	       all, dt, (unsigned long long)(moved >> 20), mig, all > mig ? all - mig : 0,
+	       100 * on_fast(hot, n, &slow));
 }
 
 /* On a timeout: which hot blocks stayed slow, and tiermalloc's counters. */
