@@ -13,7 +13,8 @@
  * arena (all but the frees, whose first call in a thread sets up only a
  * minimal thread state in jemalloc 5.3) first passes tier_thread_enter:
  * one per-thread compare that sends a thread's first allocation, and
- * oversize ones while the huge arena is not hooked yet, to src/arena.c.
+ * oversize ones while the huge arena is not hooked yet, to src/arena.c;
+ * after the call, tier_thread_leave ends what a huge allocation holds.
  *
  * Every entry point marks the thread inside jemalloc around its call; a
  * call that finds the mark set comes from a signal handler that
@@ -82,28 +83,47 @@ static inline void leave(void)
 		tier_re.inside = 0;
 }
 
-void *tier_entry_malloc(size_t size)
+/* Past the size watch: a thread's first allocation, or a huge one, which
+ * holds the large-buffer cache through jemalloc's call (tier_thread_leave). */
+static __attribute__((noinline)) void *malloc_watched(size_t size)
 {
-	if (TIER_LIKELY(!TIER_REENTRY_ARMED)) { /* a tail call, as before the pool */
-		tier_thread_enter(size);
-		return JE_MALLOC(size);
-	}
+	tier_thread_enter_slow(size);
+	int flags = tier_thread_flags();
+	void *p = flags ? mallocx(size, flags) : JE_MALLOC(size);
+	tier_thread_leave();
+	if (TIER_UNLIKELY(!p))
+		errno = ENOMEM;
+	return p;
+}
+
+static __attribute__((noinline)) void *malloc_armed(size_t size)
+{
 	if (enter_nested())
 		return tier_sigpool_alloc(POOL, size, 0);
 	tier_thread_enter(size);
-	void *p = JE_MALLOC(size);
+	int flags = tier_thread_flags();
+	void *p = flags ? mallocx(size, flags) : JE_MALLOC(size);
+	tier_thread_leave();
 	leave();
+	if (TIER_UNLIKELY(!p))
+		errno = ENOMEM;
 	return p;
+}
+
+/* Only tail calls: no frame, nothing saved, on the way to jemalloc. */
+void *tier_entry_malloc(size_t size)
+{
+	if (TIER_UNLIKELY(TIER_REENTRY_ARMED))
+		return malloc_armed(size);
+	if (TIER_LIKELY(size < tier_tls_watch))
+		return JE_MALLOC(size);
+	return malloc_watched(size);
 }
 
 /* A handler's free of a jemalloc block waits for this thread's next call;
  * a pool block is freed at once, on any thread. */
-void tier_entry_free(void *ptr)
+static __attribute__((noinline)) void free_armed(void *ptr)
 {
-	if (TIER_LIKELY(!TIER_REENTRY_ARMED)) { /* never armed: no pool block exists */
-		JE_FREE(ptr);
-		return;
-	}
 	if (TIER_UNLIKELY(tier_sigpool_mine(ptr))) {
 		tier_sigpool_free(POOL, ptr);
 		return;
@@ -115,6 +135,14 @@ void tier_entry_free(void *ptr)
 	}
 	JE_FREE(ptr);
 	leave();
+}
+
+void tier_entry_free(void *ptr)
+{
+	if (TIER_UNLIKELY(TIER_REENTRY_ARMED))
+		free_armed(ptr);
+	else
+		JE_FREE(ptr); /* never armed: no pool block exists */
 }
 
 void tier_entry_sized_free(void *ptr, size_t size, int flags)
@@ -137,15 +165,9 @@ void tier_entry_sized_free(void *ptr, size_t size, int flags)
 	leave();
 }
 
-EXPORT void *malloc(size_t size)
-{
-	return tier_entry_malloc(size);
-}
-
-EXPORT void free(void *ptr)
-{
-	tier_entry_free(ptr);
-}
+/* The same code under the exported names: no jump between them. */
+EXPORT void *malloc(size_t size) __attribute__((alias("tier_entry_malloc")));
+EXPORT void free(void *ptr) __attribute__((alias("tier_entry_free")));
 
 EXPORT void *calloc(size_t n, size_t size)
 {
@@ -162,7 +184,8 @@ EXPORT void *calloc(size_t n, size_t size)
 	}
 	tier_thread_enter(total);
 	/* MALLOCX_ZERO: zeroes only what is not known to be zero already */
-	void *p = mallocx(total ? total : 1, 0x40);
+	void *p = mallocx(total ? total : 1, 0x40 | tier_thread_flags());
+	tier_thread_leave();
 	leave();
 	if (!p)
 		errno = ENOMEM;
@@ -182,7 +205,8 @@ static void *realloc_pool(void *ptr, size_t size)
 		p = tier_sigpool_alloc(POOL, size, 0);
 	} else {
 		tier_thread_enter(size);
-		p = mallocx(size, 0);
+		p = mallocx(size, tier_thread_flags());
+		tier_thread_leave();
 		leave();
 		if (!p)
 			errno = ENOMEM;
@@ -214,7 +238,8 @@ EXPORT void *realloc(void *ptr, size_t size)
 		return NULL;
 	}
 	tier_thread_enter(size);
-	void *p = rallocx(ptr, size, 0);
+	void *p = rallocx(ptr, size, tier_thread_flags());
+	tier_thread_leave();
 	leave();
 	if (!p)
 		errno = ENOMEM; /* ptr is left untouched */
@@ -244,7 +269,8 @@ EXPORT int posix_memalign(void **memptr, size_t alignment, size_t size)
 		errno = saved;
 	} else {
 		tier_thread_enter(size);
-		p = mallocx(size ? size : 1, JE_MALLOCX_ALIGN(alignment));
+		p = mallocx(size ? size : 1, JE_MALLOCX_ALIGN(alignment) | tier_thread_flags());
+		tier_thread_leave();
 		leave();
 	}
 	if (!p)
@@ -268,7 +294,8 @@ void *tier_memalign(size_t alignment, size_t size)
 	if (enter_nested())
 		return tier_sigpool_alloc(POOL, size, alignment);
 	tier_thread_enter(size);
-	void *p = mallocx(size ? size : 1, JE_MALLOCX_ALIGN(alignment));
+	void *p = mallocx(size ? size : 1, JE_MALLOCX_ALIGN(alignment) | tier_thread_flags());
+	tier_thread_leave();
 	leave();
 	if (!p)
 		errno = ENOMEM;

@@ -350,9 +350,14 @@ static void large_prepare(void)
 		if (!setup() || !oversize || !mibs_ok) {
 			large_slack = 0; /* no huge arena: nothing to cache */
 		} else {
+			/* the allocation that creates the huge arena comes first */
 			atomic_store(&large_at, oversize);
-			if (initialized(nauto) && tier_large_setup(nauto, oversize, atomic_load(&large_slack)))
-				large_slack = 0;
+			if (initialized(nauto)) {
+				if (tier_large_setup(nauto, oversize, atomic_load(&large_slack)))
+					large_slack = 0;
+				else
+					atomic_store(&large_at, tier_large_from());
+			}
 		}
 	}
 	pthread_mutex_unlock(&arena_lock);
@@ -387,9 +392,11 @@ void tier_thread_enter_slow(size_t size)
 		tier_boot();
 		tier_arena_thread_start();
 	}
-	if (size >= oversize && oversize)
+	bool large = large_slack && size >= atomic_load(&large_at);
+	/* large buffers from 4 MiB go to the huge arena too (large.h) */
+	if (oversize && (size >= oversize || large))
 		tier_arena_huge_prepare();
-	if (large_slack && size >= atomic_load(&large_at)) {
+	if (large) {
 		large_prepare();
 		tier_large_before(size);
 	}

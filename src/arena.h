@@ -6,6 +6,7 @@
 #ifndef TIER_ARENA_H
 #define TIER_ARENA_H
 
+#include "large.h"
 #include "tier.h"
 
 #define TIER_MAX_ARENAS 4096
@@ -62,6 +63,21 @@ static inline void tier_thread_enter(size_t size)
 {
 	if (TIER_UNLIKELY(size >= tier_tls_watch))
 		tier_thread_enter_slow(size);
+}
+
+/* The mallocx flags of the allocation tier_thread_enter admitted: a large
+ * buffer the cache took (large.h) goes to the huge arena. */
+static inline int tier_thread_flags(void)
+{
+	return TIER_UNLIKELY(tier_large_held) ? tier_large_arena_flags : 0;
+}
+
+/* After the allocation tier_thread_enter admitted (failed or not): a huge
+ * one held the large-buffer cache's lock through it (large.h). */
+static inline void tier_thread_leave(void)
+{
+	if (TIER_UNLIKELY(tier_large_held))
+		tier_large_release();
 }
 
 #endif

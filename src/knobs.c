@@ -101,7 +101,7 @@ const struct tier_knob tier_knobs[] = {
 	{"large_cache", TK_SIZE, OFF(large_cache), 0, (double)((size_t)1 << 40), false,
 	 "a size: 0 (off), or bytes with K, M or G",
 	 "8M",
-	 "keep freed huge buffers (jemalloc's oversize ones, 8 MiB and up) for reuse instead of purging them at once, within this much above the recent peak of live huge memory; 0: jemalloc's eager purge (start-up only)"},
+	 "keep freed large buffers (4 MiB and up, served by jemalloc's huge arena) for reuse instead of purging them at once, within this much above the recent peak of live large memory; 0: jemalloc's eager purge (start-up only)"},
 };
 _Static_assert(sizeof(tier_knobs) / sizeof(tier_knobs[0]) <= 32, "struct tier_settings.set has 32 bits");
 const size_t tier_nknobs = sizeof(tier_knobs) / sizeof(tier_knobs[0]);

@@ -19,8 +19,21 @@ extern struct tier_large_stats tier_large_stats;
 /* The huge arena exists (index arena, jemalloc's opt.oversize_threshold
  * oversize): let it keep freed extents dirty.  Returns 0 or -1. */
 int tier_large_setup(unsigned arena, size_t oversize, size_t slack);
-/* Before an allocation of size bytes (>= the oversize threshold). */
+/* Once on, allocations from this size (TIER_LARGE_FROM, or the oversize
+ * threshold if lower) are checked and served by the huge arena: the
+ * mallocx flags that send them there, for the allocation tier_large_before
+ * held (tier_thread_flags, arena.h). */
+#define TIER_LARGE_FROM ((size_t)4 << 20)
+size_t tier_large_from(void);
+extern int tier_large_arena_flags;
+/* Before an allocation of size bytes (>= tier_large_from()): checks
+ * the bound and holds the cache's lock through the allocation, so that
+ * concurrent huge allocations do not each take fresh pages on one check;
+ * the caller ends the hold with tier_large_release once jemalloc has
+ * served it (tier_thread_leave, arena.h). */
 void tier_large_before(size_t size);
+extern __thread bool tier_large_held __attribute__((tls_model("initial-exec")));
+void tier_large_release(void);
 /* Whether the cache is set up and on. */
 bool tier_large_on(void);
 /* fork: the cache's lock, taken before jemalloc's own. */

@@ -4,6 +4,8 @@
  * show the cache, it is given back after a pause, and large_cache:0 keeps
  * jemalloc's eager purge.  Counts, not times. */
 #define _GNU_SOURCE
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -64,8 +66,63 @@ static long churn(size_t size, int n)
 	return faults() - f0;
 }
 
+
+/* Threads churning huge buffers at once: bytes live (a request counts as
+ * live once asked for) and their peak. */
+static _Atomic long live, live_peak;
+
+static void *churn_thread(void *arg)
+{
+	static const size_t mib[] = {10, 24, 5, 20, 7, 16};
+	unsigned t = (unsigned)(uintptr_t)arg;
+	for (unsigned i = 0; i < 30; i++) {
+		size_t size = mib[(t + i) % 6] * MIB;
+		long now = atomic_fetch_add(&live, (long)size) + (long)size;
+		for (long p = atomic_load(&live_peak); now > p && !atomic_compare_exchange_weak(&live_peak, &p, now);)
+			;
+		volatile unsigned char *b = malloc(size);
+		if (!b)
+			return (void *)1;
+		for (size_t o = 0; o < size; o += 4096)
+			b[o] = (unsigned char)i;
+		free((void *)b);
+		atomic_fetch_sub(&live, (long)size);
+	}
+	return NULL;
+}
+
+/* In a fresh process: 4 threads churn; exit 0 when peak RSS stayed within
+ * the start's RSS + the peak of live huge bytes + the 8 MiB slack + 6 MiB
+ * (jemalloc's extra page per extent, stacks, stats); prints the figures. */
+static int concurrent(void)
+{
+	long base = rss_pages() * 4096;
+	pthread_t th[4];
+	for (unsigned t = 0; t < 4; t++)
+		pthread_create(&th[t], NULL, churn_thread, (void *)(uintptr_t)t);
+	bool failed = false;
+	for (unsigned t = 0; t < 4; t++) {
+		void *r;
+		pthread_join(th[t], &r);
+		failed |= r != NULL;
+	}
+	struct rusage u;
+	getrusage(RUSAGE_SELF, &u);
+	long peak = u.ru_maxrss * 1024, bound = base + atomic_load(&live_peak) + (long)(14 * MIB);
+	unsigned long long checks = 0, purges = 0, held = 0;
+	cache_stats(&checks, &purges, &held);
+	printf("peak RSS %ld MiB, start %ld MiB + live peak %ld MiB + 14 MiB = %ld MiB; %llu of 120 checked\n",
+	       peak / (long)MIB, base / (long)MIB, atomic_load(&live_peak) / (long)MIB, bound / (long)MIB, checks);
+	fflush(stdout);
+	/* the 5 and 7 MiB buffers are the cache's too (from 4 MiB); the
+	 * first one or two come before the huge arena exists */
+	return failed ? 2 : peak <= bound && checks >= 116 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc > 1 && !strcmp(argv[1], "threads"))
+		return concurrent();
 	if (argc > 1 && !strcmp(argv[1], "off")) {
 		/* the child below, under large_cache:0 */
 		churn(9 * MIB, 2);
@@ -137,6 +194,25 @@ int main(int argc, char **argv)
 	int st = -1;
 	waitpid(pid, &st, 0);
 	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "a forked child churns huge buffers");
+
+	/* four threads at once: the bound holds (check and allocation are
+	 * one step under the cache's lock) */
+	int fd[2];
+	if (pipe(fd) == 0 && (pid = fork()) == 0) {
+		dup2(fd[1], 1);
+		char *args[] = {argv[0], "threads", NULL};
+		execv("/proc/self/exe", args);
+		_exit(127);
+	}
+	close(fd[1]);
+	char line[160] = "";
+	ssize_t got = read(fd[0], line, sizeof(line) - 1);
+	line[got > 0 ? got - 1 : 0] = '\0';
+	close(fd[0]);
+	st = -1;
+	waitpid(pid, &st, 0);
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "4 threads churning 5-24 MiB buffers: %s (exit %d)", line,
+	   WIFEXITED(st) ? WEXITSTATUS(st) : -1);
 
 	/* large_cache:0: jemalloc's eager purge, every round faults again */
 	pid = fork();
