@@ -16,8 +16,10 @@
  * oversize ones while the huge arena is not hooked yet, to src/arena.c;
  * after the call, tier_thread_leave ends what a huge allocation holds.
  *
- * Every entry point marks the thread inside jemalloc around its call; a
- * call that finds the mark set comes from a signal handler that
+ * With signal_safe (read at boot), every entry point marks the thread
+ * inside jemalloc around its call (malloc and free then jump to their
+ * armed versions instead of jemalloc's); a call that finds the mark set
+ * comes from a signal handler that
  * interrupted this thread in the allocator, and is served by the re-entry
  * pool (src/sigpool.c) instead of jemalloc, whose locks and caches are not
  * re-entrant (src/reentry.h). */
@@ -85,8 +87,11 @@ static inline void leave(void)
 
 /* Past the size watch: a thread's first allocation, or a huge one, which
  * holds the large-buffer cache through jemalloc's call (tier_thread_leave). */
+static __attribute__((noinline)) void *malloc_armed(size_t size);
 static __attribute__((noinline)) void *malloc_watched(size_t size)
 {
+	if (TIER_UNLIKELY(TIER_REENTRY_ARMED))
+		return malloc_armed(size);
 	tier_thread_enter_slow(size);
 	int flags = tier_thread_flags();
 	void *p = flags ? mallocx(size, flags) : JE_MALLOC(size);
@@ -110,16 +115,6 @@ static __attribute__((noinline)) void *malloc_armed(size_t size)
 	return p;
 }
 
-/* Only tail calls: no frame, nothing saved, on the way to jemalloc. */
-void *tier_entry_malloc(size_t size)
-{
-	if (TIER_UNLIKELY(TIER_REENTRY_ARMED))
-		return malloc_armed(size);
-	if (TIER_LIKELY(size < tier_tls_watch))
-		return JE_MALLOC(size);
-	return malloc_watched(size);
-}
-
 /* A handler's free of a jemalloc block waits for this thread's next call;
  * a pool block is freed at once, on any thread. */
 static __attribute__((noinline)) void free_armed(void *ptr)
@@ -137,12 +132,39 @@ static __attribute__((noinline)) void free_armed(void *ptr)
 	leave();
 }
 
-void tier_entry_free(void *ptr)
+/* Until the constructor resolves jemalloc (signal_safe is read at boot,
+ * and never changes after), the entry points ask at every call. */
+static void *malloc_checked(size_t size)
+{
+	if (TIER_UNLIKELY(TIER_REENTRY_ARMED))
+		return malloc_armed(size);
+	return JE_MALLOC(size);
+}
+
+static void free_checked(void *ptr)
 {
 	if (TIER_UNLIKELY(TIER_REENTRY_ARMED))
 		free_armed(ptr);
 	else
-		JE_FREE(ptr); /* never armed: no pool block exists */
+		JE_FREE(ptr);
+}
+
+/* What the fast paths jump to: jemalloc's own malloc and free, or the
+ * armed ones; one indirect jump, as the PLT call to jemalloc would be. */
+static void *(*_Atomic entry_malloc)(size_t) = malloc_checked;
+static void (*_Atomic entry_free)(void *) = free_checked;
+
+/* Only tail calls: no frame, nothing saved, on the way to jemalloc. */
+void *tier_entry_malloc(size_t size)
+{
+	if (TIER_LIKELY(size < tier_tls_watch))
+		return atomic_load_explicit(&entry_malloc, memory_order_relaxed)(size);
+	return malloc_watched(size);
+}
+
+void tier_entry_free(void *ptr)
+{
+	atomic_load_explicit(&entry_free, memory_order_relaxed)(ptr);
 }
 
 void tier_entry_sized_free(void *ptr, size_t size, int flags)
@@ -368,6 +390,9 @@ __attribute__((constructor)) static void interpose_init(void)
 	if (m && f) {
 		atomic_store(&tier_je_malloc, (void *(*)(size_t))m);
 		atomic_store(&tier_je_free, (void (*)(void *))f);
+		bool armed = TIER_REENTRY_ARMED; /* set by tier_start's boot */
+		atomic_store(&entry_malloc, armed ? malloc_armed : (void *(*)(size_t))m);
+		atomic_store(&entry_free, armed ? free_armed : (void (*)(void *))f);
 	}
 	dlclose(h);
 }
