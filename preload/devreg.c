@@ -43,6 +43,16 @@ static struct reg {
 static pthread_mutex_t regs_lock = PTHREAD_MUTEX_INITIALIZER;
 static __thread int depth __attribute__((tls_model("initial-exec")));
 
+/* fork while another thread registers: the child must not inherit the
+ * lock held.  Registered at the first registration, after tiermalloc's
+ * own handlers: prepare handlers run last-registered first, so the
+ * table's lock is taken before the pin lock it nests. */
+static void regs_prefork(void) { pthread_mutex_lock(&regs_lock); }
+static void regs_parent(void) { pthread_mutex_unlock(&regs_lock); }
+static void regs_child(void) { pthread_mutex_init(&regs_lock, NULL); }
+static void regs_atfork(void) { pthread_atfork(regs_prefork, regs_parent, regs_child); }
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
 /* The next definition of `name` (the library's), looked up once. */
 static void *next(_Atomic(void *) *cache, const char *name)
 {
@@ -67,6 +77,7 @@ static int pin_before(const void *addr, size_t len)
 	atomic_fetch_add(&tier_devreg_stats.calls, 1);
 	if (!addr || !len)
 		return -1;
+	pthread_once(&atfork_once, regs_atfork);
 	pthread_mutex_lock(&regs_lock);
 	int slot = -1;
 	for (int i = 0; i < DEVREG_MAX; i++)

@@ -9,10 +9,14 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "../../preload/devabi.h"
 #include "../tap.h"
@@ -60,6 +64,42 @@ int fakedev_calls(void);
 #endif
 
 #define SYM(v, name) (*(void **)&(v) = dlsym(RTLD_DEFAULT, name))
+
+/* A thread registering and deregistering in a loop while the main thread
+ * forks: the children register too, and must not find the table's lock
+ * held by a thread they do not have. */
+static _Atomic int churning = 1;
+static void *reg_churn(void *arg)
+{
+	char *buf = arg;
+	while (churning) {
+		struct ibv_mr *m = reg_mr(NULL, buf, 6 << 20, 1);
+		if (m)
+			dereg(m);
+	}
+	return NULL;
+}
+
+static int fork_while_registering(char *buf, char *own, int forks)
+{
+	pthread_t th;
+	pthread_create(&th, NULL, reg_churn, buf);
+	int good = 0;
+	for (int i = 0; i < forks; i++) {
+		pid_t pid = fork();
+		if (pid == 0) {
+			alarm(3); /* a deadlock ends as SIGALRM */
+			struct ibv_mr *m = reg_mr(NULL, own, 1 << 20, 1);
+			_exit(m && dereg(m) == 0 ? 0 : 1);
+		}
+		int st = -1;
+		waitpid(pid, &st, 0);
+		good += WIFEXITED(st) && WEXITSTATUS(st) == 0;
+	}
+	churning = 0;
+	pthread_join(th, NULL);
+	return good;
+}
 
 int main(int argc, char **argv)
 {
@@ -175,6 +215,9 @@ int main(int argc, char **argv)
 	ok(pinned() == 0 && stat("stats.device.reg_live") == 0, "nothing pinned now (%ld), nothing live",
 	   pinned());
 	ok(unpin(b, lb) == EINVAL, "b's pin is gone (tier_unpin refuses)");
+	int good = fork_while_registering(a, b, 100);
+	ok(good == 100, "100 forks while another thread registers: %d children registered and exited (none found the table locked)", good);
+	ok(pinned() == 0, "nothing pinned after the churn (%ld)", pinned());
 	free(a);
 	free(b);
 	free(c);
