@@ -1,6 +1,6 @@
 /* Helpers shared by the bench programs (gups, kv, scale, alloc_bench,
- * memc): a monotonic clock, a xorshift generator and the fast-node
- * balloon.  Header-only, static: each program stays one file to build. */
+ * memc): a monotonic clock, the machine's CPU beyond the caller's, a
+ * xorshift generator and the fast-node balloon.  Header-only, static: each program stays one file to build. */
 #ifndef TIER_BENCH_COMMON_H
 #define TIER_BENCH_COMMON_H
 #include <stdint.h>
@@ -14,6 +14,55 @@ static inline double now(void)
 	struct timespec t;
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* CPU time of the whole machine beyond the calling thread's own since
+ * bench_cpu_start, as a share of one core: tiering's background work (a
+ * tiermalloc thread, kdamond, the kernel's migration and reclaim).  What
+ * tiering costs inside the program's thread (NUMA hinting faults, write
+ * faults) is in the thread's own time and shows in its operations.
+ * /proc/stat counts in ticks: about +-1% of a core over a 20 s run. */
+struct bench_cpu {
+	double t, busy, self;
+};
+
+static inline double bench_busy_secs(void)
+{
+	unsigned long long v[8] = {0};
+	FILE *f = fopen("/proc/stat", "r");
+	if (!f)
+		return -1;
+	int n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
+		       &v[6], &v[7]);
+	fclose(f);
+	if (n < 4)
+		return -1;
+	/* user nice system idle iowait irq softirq steal: all but idle, iowait */
+	return (double)(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / (double)sysconf(_SC_CLK_TCK);
+}
+
+static inline double bench_self_secs(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static inline void bench_cpu_start(struct bench_cpu *m)
+{
+	m->t = now();
+	m->busy = bench_busy_secs();
+	m->self = bench_self_secs();
+}
+
+/* -1 when /proc/stat cannot be read */
+static inline double bench_cpu_other(const struct bench_cpu *m)
+{
+	double busy = bench_busy_secs(), dt = now() - m->t;
+	if (busy < 0 || m->busy < 0 || dt <= 0)
+		return -1;
+	double other = (busy - m->busy - (bench_self_secs() - m->self)) / dt;
+	return other > 0 ? other : 0;
 }
 
 /* xorshift64: fast, deterministic for a seed, good enough for key choice */

@@ -127,6 +127,8 @@ int main(int argc, char **argv)
 	long h0 = uniform ? 0 : nblocks - hotn;
 	uint64_t words_hot = (uint64_t)hotn * BPG * (PG / 8), words_blk = BPG * (PG / 8);
 	uint64_t s = 88172645463325252ull, pp = (uint64_t)(p * 4294967296.0);
+	struct bench_cpu cpu;
+	bench_cpu_start(&cpu);
 	double t0 = now(), next = t0, reaction = -1, phase_start = t0, steady_sum = 0;
 	int steady_n = 0, phase = 1;
 	uint64_t ops = 0, last_ops = 0;
@@ -173,8 +175,8 @@ int main(int argc, char **argv)
 			break;
 		}
 	}
-	fprintf(stderr, "summary %s steady_hit=%.4f reaction_s=%s%.2f\n", name,
+	fprintf(stderr, "summary %s steady_hit=%.4f reaction_s=%s%.2f other_cpu=%.4f\n", name,
 		steady_n ? steady_sum / steady_n : 0, reaction < 0 ? ">" : "",
-		reaction < 0 ? bsecs : reaction);
+		reaction < 0 ? bsecs : reaction, bench_cpu_other(&cpu));
 	return 0;
 }
