@@ -100,7 +100,7 @@ const struct tier_knob tier_knobs[] = {
 	 "the fast-tier budget of the whole job, shared by its processes; given alone, the job is this process's cgroup"},
 	{"large_cache", TK_SIZE, OFF(large_cache), 0, (double)((size_t)1 << 40), false,
 	 "a size: 0 (off), or bytes with K, M or G",
-	 "8M",
+	 "4M",
 	 "keep freed large buffers (4 MiB and up, served by jemalloc's huge arena) for reuse instead of purging them at once, within this much above the recent peak of live large memory; 0: jemalloc's eager purge (start-up only)"},
 };
 _Static_assert(sizeof(tier_knobs) / sizeof(tier_knobs[0]) <= 32, "struct tier_settings.set has 32 bits");
@@ -128,7 +128,7 @@ void tier_settings_default(struct tier_settings *s)
 	s->heat_sources = TIER_SRC_DEFAULT;
 	s->migrate = true;
 	s->bg_cpu = 0.01;
-	s->large_cache = (size_t)8 << 20;
+	s->large_cache = (size_t)4 << 20;
 }
 
 const struct tier_knob *tier_knob_find(const char *name, size_t len)

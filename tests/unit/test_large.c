@@ -92,7 +92,7 @@ static void *churn_thread(void *arg)
 }
 
 /* In a fresh process: 4 threads churn; exit 0 when peak RSS stayed within
- * the start's RSS + the peak of live huge bytes + the 8 MiB slack + 6 MiB
+ * the start's RSS + the peak of live huge bytes + the slack (4 MiB) + 10 MiB
  * (jemalloc's extra page per extent, stacks, stats); prints the figures. */
 static int concurrent(void)
 {
