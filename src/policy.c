@@ -121,6 +121,13 @@ void tier_policy_decide(const struct tier_policy_in *in, struct tier_cand *fast,
 	out->fast_after = used;
 }
 
+float tier_regret_move(float regret, bool undid)
+{
+	return regret + 0.0625f * ((undid ? 1.0f : 0.0f) - regret);
+}
+
+float tier_regret_decay(float regret, double factor) { return (float)(regret * factor); }
+
 void tier_policy_thresholds(const struct tier_hist *const *h, int ntiers, size_t high_bytes,
                             double hysteresis, float min_heat, struct tier_thresholds *out)
 {

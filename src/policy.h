@@ -62,6 +62,14 @@ struct tier_thresholds {
 void tier_policy_thresholds(const struct tier_hist *const *h, int ntiers, size_t high_bytes,
                             double hysteresis, float min_heat, struct tier_thresholds *out);
 
+/* Regret: the recent share of the policy's moves that undid a move made
+ * shortly before (a block promoted and soon demoted again, or the reverse):
+ * blocks of near-equal heat swapped on noise, two migrations for nothing.
+ * tier_regret_move folds one move in (a moving share over about 16 moves);
+ * tier_regret_decay relaxes it when nothing moves (factor per period). */
+float tier_regret_move(float regret, bool undid);
+float tier_regret_decay(float regret, double factor);
+
 /* Sort candidates by heat, hottest or coldest first, in place, without
  * allocating. */
 void tier_cand_sort(struct tier_cand *v, size_t n, bool hottest_first);

@@ -40,6 +40,7 @@ struct tier_block {
 	uint32_t seen_slot;        /* advisor: time slot counting this block as seen (0: none) */
 	uint32_t seen_placements;  /* placements when heat was last folded */
 	uint32_t moved_epoch;      /* period of the last migration (hysteresis) */
+	uint32_t policy_epoch;     /* period of the policy's last move of it (regret) */
 	uint32_t stragglers;       /* retries left for pages a migration could not move */
 	uint32_t list_idx;         /* index in the heat list named by flags */
 	uint32_t cxl_slot;         /* the cxl source's reverse-map slot (checked before use) */

@@ -122,7 +122,8 @@ struct snap {
 		uint64_t pass_periods, pass_blocks, passes;
 		bool idle;
 		float floor[TIER_SRC_COUNT];
-		float cut;
+		float cut, regret;
+		uint64_t regrets;
 	} mon;
 	struct {
 		uint64_t seen[3], size[3], tracked;
@@ -197,6 +198,8 @@ static void gather(struct snap *s)
 	for (int i = 0; i < TIER_SRC_COUNT; i++)
 		s->mon.floor[i] = tier_monitor_stats.floor[i];
 	s->mon.cut = tier_balance_stats.cut;
+	s->mon.regret = tier_balance_stats.regret;
+	s->mon.regrets = atomic_load(&tier_balance_stats.regrets);
 	for (int i = 0; i < 3; i++) {
 		s->adv.seen[i] = atomic_load(&tier_advise_stats.seen[i]);
 		s->adv.size[i] = atomic_load(&tier_advise_stats.size[i]);
@@ -382,7 +385,8 @@ static void print_text(struct out *o, const struct snap *s)
 	    (double)s->mon.pass_periods * tier_settings.period_ms / 1000.0);
 	for (unsigned i = 0; i < TIER_SRC_COUNT; i++)
 		put(o, " %s %.3f%s", tier_source_name(i), (double)s->mon.floor[i], i + 1 < TIER_SRC_COUNT ? "," : "");
-	put(o, "; cut %.3f\n", (double)s->mon.cut);
+	put(o, "; cut %.3f; moves that undid one of the last 5 s: %llu, recent share %.2f\n", (double)s->mon.cut,
+	    (unsigned long long)s->mon.regrets, (double)s->mon.regret);
 	put(o, "hot set (advisor): tracked %zu MiB; seen accessed in the last 1 s %.1f MiB, 10 s %.1f MiB, "
 	       "60 s %.1f MiB; fast tier for 90%% of accesses %.1f MiB, 95%% %.1f MiB, 99%% %.1f MiB\n",
 	    (size_t)(s->adv.tracked >> 20), (double)s->adv.seen[0] / 1048576.0, (double)s->adv.seen[1] / 1048576.0,
@@ -479,11 +483,13 @@ static void print_json(struct out *o, const struct snap *s)
 	    (unsigned long long)s->cost_p99, (unsigned long long)s->wall_p50, (unsigned long long)s->wall_p99);
 	put(o, "\"monitor\":{\"idle\":%s,\"watched\":%u,\"cold\":%u,\"allowance_ns\":%llu,\"spent_ns\":%llu,"
 	       "\"passes\":%llu,"
-	       "\"pass_blocks\":%llu,\"pass_periods\":%llu,\"cut\":%.5f,\"floors\":{",
+	       "\"pass_blocks\":%llu,\"pass_periods\":%llu,\"cut\":%.5f,\"regrets\":%llu,\"regret\":%.4f,"
+	       "\"floors\":{",
 	    s->mon.idle ? "true" : "false", s->mon.watched, s->mon.cold,
 	    (unsigned long long)s->mon.allowance_ns, (unsigned long long)s->mon.spent_ns,
 	    (unsigned long long)s->mon.passes, (unsigned long long)s->mon.pass_blocks,
-	    (unsigned long long)s->mon.pass_periods, (double)s->mon.cut);
+	    (unsigned long long)s->mon.pass_periods, (double)s->mon.cut, (unsigned long long)s->mon.regrets,
+	    (double)s->mon.regret);
 	for (unsigned i = 0; i < TIER_SRC_COUNT; i++)
 		put(o, "%s\"%s\":%.5f", i ? "," : "", tier_source_name(i), (double)s->mon.floor[i]);
 	put(o, "}},\"advise\":{\"tracked\":%llu,\"seen_1s\":%llu,\"seen_10s\":%llu,\"seen_60s\":%llu,"

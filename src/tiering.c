@@ -2,6 +2,7 @@
  * or mmap'd: the balance lock is taken by fork's prepare handler after
  * jemalloc's locks, so nothing under it may allocate through malloc. */
 #define _GNU_SOURCE
+#include <math.h>
 #include <pthread.h>
 #include <sys/mman.h>
 
@@ -15,6 +16,7 @@
 struct tier_balance_stats tier_balance_stats;
 static pthread_mutex_t balance_mutex = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t cur_period;
+static float regret; /* policy.h: the recent share of moves that undid one */
 
 void tier_balance_lock(void) { pthread_mutex_lock(&balance_mutex); }
 void tier_balance_unlock(void) { pthread_mutex_unlock(&balance_mutex); }
@@ -80,12 +82,29 @@ static size_t move(struct tier_cand *c)
 	return b;
 }
 
+/* The policy's moves, each weighed for regret: did it undo a move made
+ * less than TIER_REGRET_MS ago?  (tier.promote/demote requests are not
+ * the policy's and are not weighed.) */
 static size_t apply(struct tier_cand *c, size_t n)
 {
+	uint32_t window = TIER_REGRET_MS / (tier_settings.period_ms ? tier_settings.period_ms : 1);
 	size_t moved = 0;
-	for (size_t i = 0; i < n; i++)
-		if (c[i].chosen)
-			moved += move(&c[i]);
+	for (size_t i = 0; i < n; i++) {
+		if (!c[i].chosen)
+			continue;
+		struct tier_mapping *m = c[i].ref;
+		struct tier_block *blk = &m->blocks[c[i].block];
+		uint32_t last = blk->policy_epoch;
+		size_t b = move(&c[i]);
+		if (!b)
+			continue;
+		blk->policy_epoch = cur_period ? cur_period : 1;
+		bool undid = last && cur_period - last < window;
+		regret = tier_regret_move(regret, undid);
+		if (undid)
+			atomic_fetch_add(&tier_balance_stats.regrets, 1);
+		moved += b;
+	}
 	return moved;
 }
 
@@ -110,6 +129,7 @@ size_t tier_balance(uint32_t period)
 	tier_policy_thresholds(h, nt, (size_t)((double)limit * s->watermark_high), s->hysteresis,
 			       TIER_MIN_HEAT, &th);
 	double per_period = (double)s->period_ms / 1000.0 * 1048576.0;
+	regret = tier_regret_decay(regret, exp2(-(double)s->period_ms / TIER_REGRET_HALF_LIFE_MS));
 	struct tier_policy_in in = {
 		.fast_limit = limit,
 		.fast_used = atomic_load(&tier_place_stats.committed[0]),
@@ -132,11 +152,12 @@ size_t tier_balance(uint32_t period)
 	atomic_store(&tier_balance_stats.last_candidates, nfast + nslow);
 	tier_balance_stats.cut = th.cut;
 	tier_balance_stats.swap_min = th.swap_min;
+	tier_balance_stats.regret = regret;
 	if (s->verbose && (out.promote_blocks || out.demote_blocks))
 		tier_log("period %u: promote %zu blocks (%zu MiB), demote %zu blocks (%zu MiB), "
-			 "%zu candidates, cut %.3f; fast tier %zu -> %zu MiB of %zu",
+			 "%zu candidates, cut %.3f, regret %.2f; fast tier %zu -> %zu MiB of %zu",
 			 period, out.promote_blocks, out.promote_bytes >> 20, out.demote_blocks,
-			 out.demote_bytes >> 20, nfast + nslow, (double)th.cut, in.fast_used >> 20,
+			 out.demote_bytes >> 20, nfast + nslow, (double)th.cut, (double)regret, in.fast_used >> 20,
 			 out.fast_after >> 20, in.fast_limit >> 20);
 	return moved;
 }

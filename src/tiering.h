@@ -29,6 +29,16 @@
 #define TIER_WIDE_MARGIN 0.35f
 /* A block that moved stays put for this many periods (no ping-pong). */
 #define TIER_SETTLE_PERIODS 10
+/* A policy move that undoes one made less than this long ago is a regret
+ * (policy.h), counted in the stats; the share relaxes with this half-life
+ * when nothing moves.  Not fed back into the thresholds: scaling them by
+ * 1 + 4 x the share halved migration at bg_cpu 20% under TCG (GUPS hot
+ * set 456-577 -> 245-256 MiB, shift 810-1063 -> 335-446) but slowed the
+ * reaction to a shift (median 4.0 s against 1.3 s over 5 runs each), and
+ * without the wide margin scaled it moved as much as before: the noise
+ * that makes the swaps is wider than that margin. */
+#define TIER_REGRET_MS 5000
+#define TIER_REGRET_HALF_LIFE_MS 10000
 
 /* One round over the monitor's candidates; the caller (background
  * thread) holds the balance lock.  Returns the bytes moved. */
@@ -49,7 +59,9 @@ struct tier_balance_stats {
 	_Atomic uint64_t swaps;
 	_Atomic uint64_t last_candidates;
 	_Atomic uint64_t stragglers;   /* blocks waiting for leftover pages to move */
+	_Atomic uint64_t regrets;      /* moves that undid a recent one (policy.h) */
 	float cut, swap_min;           /* thresholds of the last round */
+	float regret;                  /* the recent share of moves that were regrets */
 };
 extern struct tier_balance_stats tier_balance_stats;
 

@@ -125,6 +125,17 @@ int main(void)
 	struct tier_cand v[7];
 	float h[7] = {3, 1, 4, 1, 5, 9, 2};
 	mk(v, 7, 0, h);
+	/* regret: moves that undo recent ones raise the swap thresholds */
+	float r = 0;
+	for (int i = 0; i < 32; i++)
+		r = tier_regret_move(r, true);
+	ok(r > 0.85f && r < 1, "32 moves that each undid a recent one: regret %.2f", (double)r);
+	float r2 = r;
+	for (int i = 0; i < 32; i++)
+		r2 = tier_regret_move(r2, false);
+	ok(r2 < 0.15f, "then 32 that did not: %.2f", (double)r2);
+	ok(tier_regret_decay(0.5f, 0.5) == 0.25f, "decay halves it at factor 0.5");
+
 	tier_cand_sort(v, 7, true);
 	int sorted = 1;
 	for (int i = 1; i < 7; i++)
