@@ -85,14 +85,10 @@ static inline void leave(void)
 		tier_re.inside = 0;
 }
 
-/* Past the size watch: a thread's first allocation, or a huge one, which
- * holds the large-buffer cache through jemalloc's call (tier_thread_leave). */
-static __attribute__((noinline)) void *malloc_armed(size_t size);
-static __attribute__((noinline)) void *malloc_watched(size_t size)
+/* malloc once tier_thread_enter admitted the call: a large buffer the
+ * cache took goes to the huge arena, and its hold ends after the call. */
+static void *malloc_admitted(size_t size)
 {
-	if (TIER_UNLIKELY(TIER_REENTRY_ARMED))
-		return malloc_armed(size);
-	tier_thread_enter_slow(size);
 	int flags = tier_thread_flags();
 	void *p = flags ? mallocx(size, flags) : JE_MALLOC(size);
 	tier_thread_leave();
@@ -101,17 +97,36 @@ static __attribute__((noinline)) void *malloc_watched(size_t size)
 	return p;
 }
 
+/* The entry points that pass flags: admitted by the size watch, the
+ * cache's flags added, its hold ended, and (signal_safe) the mark the
+ * caller set cleared; never 0 bytes to mallocx. */
+static void *mallocx_admitted(size_t size, int flags)
+{
+	tier_thread_enter(size);
+	void *p = mallocx(size ? size : 1, flags | tier_thread_flags());
+	tier_thread_leave();
+	leave();
+	return p;
+}
+
+/* Past the size watch: a thread's first allocation, or a huge one, which
+ * holds the large-buffer cache through jemalloc's call (tier_thread_leave). */
+static __attribute__((noinline)) void *malloc_armed(size_t size);
+static __attribute__((noinline)) void *malloc_watched(size_t size)
+{
+	if (TIER_UNLIKELY(TIER_REENTRY_ARMED))
+		return malloc_armed(size);
+	tier_thread_enter_slow(size);
+	return malloc_admitted(size);
+}
+
 static __attribute__((noinline)) void *malloc_armed(size_t size)
 {
 	if (enter_nested())
 		return tier_sigpool_alloc(POOL, size, 0);
 	tier_thread_enter(size);
-	int flags = tier_thread_flags();
-	void *p = flags ? mallocx(size, flags) : JE_MALLOC(size);
-	tier_thread_leave();
+	void *p = malloc_admitted(size);
 	leave();
-	if (TIER_UNLIKELY(!p))
-		errno = ENOMEM;
 	return p;
 }
 
@@ -204,11 +219,8 @@ EXPORT void *calloc(size_t n, size_t size)
 			memset(q, 0, total);
 		return q;
 	}
-	tier_thread_enter(total);
 	/* MALLOCX_ZERO: zeroes only what is not known to be zero already */
-	void *p = mallocx(total ? total : 1, 0x40 | tier_thread_flags());
-	tier_thread_leave();
-	leave();
+	void *p = mallocx_admitted(total, 0x40);
 	if (!p)
 		errno = ENOMEM;
 	return p;
@@ -226,10 +238,7 @@ static void *realloc_pool(void *ptr, size_t size)
 			return ptr;
 		p = tier_sigpool_alloc(POOL, size, 0);
 	} else {
-		tier_thread_enter(size);
-		p = mallocx(size, tier_thread_flags());
-		tier_thread_leave();
-		leave();
+		p = mallocx_admitted(size, 0);
 		if (!p)
 			errno = ENOMEM;
 	}
@@ -290,10 +299,7 @@ EXPORT int posix_memalign(void **memptr, size_t alignment, size_t size)
 		p = tier_sigpool_alloc(POOL, size, alignment);
 		errno = saved;
 	} else {
-		tier_thread_enter(size);
-		p = mallocx(size ? size : 1, JE_MALLOCX_ALIGN(alignment) | tier_thread_flags());
-		tier_thread_leave();
-		leave();
+		p = mallocx_admitted(size, JE_MALLOCX_ALIGN(alignment));
 	}
 	if (!p)
 		return ENOMEM;
@@ -315,10 +321,7 @@ void *tier_memalign(size_t alignment, size_t size)
 		alignment = (size_t)1 << (64 - __builtin_clzll(alignment));
 	if (enter_nested())
 		return tier_sigpool_alloc(POOL, size, alignment);
-	tier_thread_enter(size);
-	void *p = mallocx(size ? size : 1, JE_MALLOCX_ALIGN(alignment) | tier_thread_flags());
-	tier_thread_leave();
-	leave();
+	void *p = mallocx_admitted(size, JE_MALLOCX_ALIGN(alignment));
 	if (!p)
 		errno = ENOMEM;
 	return p;
