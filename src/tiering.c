@@ -16,7 +16,6 @@
 struct tier_balance_stats tier_balance_stats;
 static pthread_mutex_t balance_mutex = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t cur_period;
-static float regret; /* policy.h: the recent share of moves that undid one */
 
 void tier_balance_lock(void) { pthread_mutex_lock(&balance_mutex); }
 void tier_balance_unlock(void) { pthread_mutex_unlock(&balance_mutex); }
@@ -100,7 +99,7 @@ static size_t apply(struct tier_cand *c, size_t n)
 			continue;
 		blk->policy_epoch = cur_period ? cur_period : 1;
 		bool undid = last && cur_period - last < window;
-		regret = tier_regret_move(regret, undid);
+		tier_balance_stats.regret = tier_regret_move(tier_balance_stats.regret, undid);
 		if (undid)
 			atomic_fetch_add(&tier_balance_stats.regrets, 1);
 		moved += b;
@@ -129,7 +128,8 @@ size_t tier_balance(uint32_t period)
 	tier_policy_thresholds(h, nt, (size_t)((double)limit * s->watermark_high), s->hysteresis,
 			       TIER_MIN_HEAT, &th);
 	double per_period = (double)s->period_ms / 1000.0 * 1048576.0;
-	regret = tier_regret_decay(regret, exp2(-(double)s->period_ms / TIER_REGRET_HALF_LIFE_MS));
+	tier_balance_stats.regret = tier_regret_decay(tier_balance_stats.regret,
+						      exp2(-(double)s->period_ms / TIER_REGRET_HALF_LIFE_MS));
 	struct tier_policy_in in = {
 		.fast_limit = limit,
 		.fast_used = atomic_load(&tier_place_stats.committed[0]),
@@ -152,12 +152,11 @@ size_t tier_balance(uint32_t period)
 	atomic_store(&tier_balance_stats.last_candidates, nfast + nslow);
 	tier_balance_stats.cut = th.cut;
 	tier_balance_stats.swap_min = th.swap_min;
-	tier_balance_stats.regret = regret;
 	if (s->verbose && (out.promote_blocks || out.demote_blocks))
 		tier_log("period %u: promote %zu blocks (%zu MiB), demote %zu blocks (%zu MiB), "
 			 "%zu candidates, cut %.3f, regret %.2f; fast tier %zu -> %zu MiB of %zu",
 			 period, out.promote_blocks, out.promote_bytes >> 20, out.demote_blocks,
-			 out.demote_bytes >> 20, nfast + nslow, (double)th.cut, (double)regret, in.fast_used >> 20,
+			 out.demote_bytes >> 20, nfast + nslow, (double)th.cut, (double)tier_balance_stats.regret, in.fast_used >> 20,
 			 out.fast_after >> 20, in.fast_limit >> 20);
 	return moved;
 }
