@@ -11,15 +11,8 @@ import argparse, csv, os, statistics, subprocess, sys, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
-LIBDIRS = ("/usr/lib/x86_64-linux-gnu", "/usr/lib")
-
-
-def lib(name):
-    for d in LIBDIRS:
-        p = os.path.join(d, name)
-        if os.path.exists(p):
-            return p
-    return None
+sys.path.insert(0, HERE)
+from run import find as lib  # noqa: E402  (the allocator lookup of bench/alloc/run.py)
 
 
 def run(binary, n, preload, conf):
@@ -58,8 +51,9 @@ def main():
     allocs = [("glibc", "", ""), ("jemalloc", je, ""), ("tiermalloc", a.lib, ""),
               ("tier-nocache", a.lib, "large_cache:0")]
     for name, so in (("tcmalloc", "libtcmalloc_minimal.so.4"), ("mimalloc", "libmimalloc.so.2")):
-        if lib(so):
-            allocs.append((name, lib(so), ""))
+        path = lib(so)
+        if path:
+            allocs.append((name, path, ""))
     os.makedirs(a.out, exist_ok=True)
     rows, res = [], {}
     for r in range(a.runs):
