@@ -7,5 +7,13 @@ ok() { # ok COND-EXIT-STATUS NAME
 }
 skip() { tap_n=$((tap_n + 1)); echo "ok $tap_n # SKIP $1"; }
 diag() { echo "# $*"; }
+# A nested TAP program's output ($1): its "ok" lines counted in $n, its
+# "not ok" lines in $bad, the lines matching $2 (default: its failures and
+# comments) repeated as diagnostics.
+sub_tap() {
+	printf '%s\n' "$1" | grep -E "${2:-^(not ok|#)}" | sed 's/^/# /'
+	n=$(printf '%s\n' "$1" | grep -c '^ok ')
+	bad=$(printf '%s\n' "$1" | grep -c '^not ok')
+}
 done_testing() { echo "1..$tap_n"; [ "$tap_failed" -eq 0 ]; }
 : "${TIERMALLOC_LIB:?TIERMALLOC_LIB must point at libtiermalloc.so}"

@@ -12,9 +12,7 @@ for prog in "devreg fake" "devnone none"; do
 	set -- $prog
 	out=$(LD_PRELOAD=$TIERMALLOC_LIB "$D/$1" $2 2>&1)
 	rc=$?
-	printf '%s\n' "$out" | grep -E '^(not ok|#)' | sed 's/^/# /'
-	n=$(printf '%s\n' "$out" | grep -c '^ok ')
-	bad=$(printf '%s\n' "$out" | grep -c '^not ok')
+	sub_tap "$out"
 	[ $rc -eq 0 ] && [ "$bad" -eq 0 ] && [ "$n" -ge 8 ]
 	ok $? "$1 ($2): $n checks passed, $bad failed"
 done

@@ -8,15 +8,12 @@ D=$top_builddir/tests/dev
 echo 0 >/proc/sys/kernel/numa_balancing
 out=$(TIERMALLOC_CONF=fast_limit:1M timeout 120 "$D/uring_held" 2>&1)
 rc=$?
-printf '%s\n' "$out" | grep -E '^(ok|not ok|#)' | sed 's/^/# /'
-n=$(printf '%s\n' "$out" | grep -c '^ok ')
-bad=$(printf '%s\n' "$out" | grep -c '^not ok')
+sub_tap "$out" '^(ok|not ok|#)' # its checks carry the timings
 [ $rc -eq 0 ] && [ "$bad" -eq 0 ] && [ "$n" -ge 10 ]
 ok $? "io_uring fixed buffer: device-held after the bounded tries, no more retries, neighbour moved, cleared after free ($n checks, $bad failed)"
 out=$(LD_PRELOAD=$TIERMALLOC_LIB "$D/devreg" fake 2>&1)
 rc=$?
-bad=$(printf '%s\n' "$out" | grep -c '^not ok')
-printf '%s\n' "$out" | grep '^not ok' | sed 's/^/# /'
+sub_tap "$out"
 [ $rc -eq 0 ] && [ "$bad" -eq 0 ]
-ok $? "interposed registrations pin exactly their ranges, with tiering on ($(printf '%s\n' "$out" | grep -c '^ok ') checks)"
+ok $? "interposed registrations pin exactly their ranges, with tiering on ($n checks)"
 done_testing
