@@ -119,6 +119,34 @@ static int concurrent(void)
 	return failed ? 2 : peak <= bound && checks >= 116 ? 0 : 1;
 }
 
+/* This program again as `mode`, in a child (conf: its TIERMALLOC_CONF, NULL
+ * to keep this one's): its exit status (-1: it did not exit), and the first
+ * line it wrote in line. */
+static int run_self(char *argv0, char *mode, const char *conf, char *line, size_t len)
+{
+	int fd[2];
+	line[0] = '\0';
+	if (pipe(fd))
+		return -1;
+	pid_t pid = fork();
+	if (pid == 0) {
+		dup2(fd[1], 1);
+		if (conf)
+			setenv("TIERMALLOC_CONF", conf, 1);
+		char *args[] = {argv0, mode, NULL};
+		execv("/proc/self/exe", args);
+		_exit(127);
+	}
+	close(fd[1]);
+	ssize_t got = pid > 0 ? read(fd[0], line, len - 1) : 0;
+	line[got > 0 ? got - 1 : 0] = '\0';
+	close(fd[0]);
+	int st = -1;
+	if (pid > 0)
+		waitpid(pid, &st, 0);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "threads"))
@@ -197,34 +225,12 @@ int main(int argc, char **argv)
 
 	/* four threads at once: the bound holds (check and allocation are
 	 * one step under the cache's lock) */
-	int fd[2];
-	if (pipe(fd) == 0 && (pid = fork()) == 0) {
-		dup2(fd[1], 1);
-		char *args[] = {argv[0], "threads", NULL};
-		execv("/proc/self/exe", args);
-		_exit(127);
-	}
-	close(fd[1]);
-	char line[160] = "";
-	ssize_t got = read(fd[0], line, sizeof(line) - 1);
-	line[got > 0 ? got - 1 : 0] = '\0';
-	close(fd[0]);
-	st = -1;
-	waitpid(pid, &st, 0);
-	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "4 threads churning 5-24 MiB buffers: %s (exit %d)", line,
-	   WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	char line[160];
+	int rc = run_self(argv[0], "threads", NULL, line, sizeof(line));
+	ok(rc == 0, "4 threads churning 5-24 MiB buffers: %s (exit %d)", line, rc);
 
 	/* large_cache:0: jemalloc's eager purge, every round faults again */
-	pid = fork();
-	if (pid == 0) {
-		setenv("TIERMALLOC_CONF", "large_cache:0", 1);
-		char *args[] = {argv[0], "off", NULL};
-		execv("/proc/self/exe", args);
-		_exit(127);
-	}
-	st = -1;
-	waitpid(pid, &st, 0);
-	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "large_cache:0: 10 rounds fault every time (exit %d)",
-	   WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	rc = run_self(argv[0], "off", "large_cache:0", line, sizeof(line));
+	ok(rc == 0, "large_cache:0: 10 rounds fault every time (exit %d)", rc);
 	return done();
 }
