@@ -15,11 +15,13 @@
 #include "arena.h"
 #include "bg.h"
 #include "budget.h"
+#include "burst.h"
 #define TIER_CHAN_PROCESS
 #include "chan.h"
 #include "heat.h"
 #include "init.h"
 #include "job.h"
+#include "migrate.h"
 #include "monitor.h"
 #include "place.h"
 #include "registry.h"
@@ -129,8 +131,13 @@ static void *bg_main(void *arg)
 		tier_heat_start(tier_settings.heat_sources);
 	struct tier_budget bud;
 	tier_budget_init(&bud, tier_settings.bg_cpu, tier_settings.period_ms * 1e6);
+	/* tracking starts knowing nothing: that is a gain to look for */
+	struct tier_burst burst;
+	tier_burst_init(&burst, tier_clock_ns(CLOCK_MONOTONIC));
+	bool gain = tracking;
 	struct costs c0;
 	costs_read(&c0);
+	uint64_t mig0 = atomic_load(&tier_migrate_stats.ns);
 	uint32_t period = 0;
 	uint64_t next = tier_clock_ns(CLOCK_MONOTONIC), last_start = next;
 	unsigned quiet = 0, floor_hits = 0;
@@ -175,6 +182,7 @@ static void *bg_main(void *arg)
 			tracking = tiering_wanted();
 			if (tracking)
 				tier_heat_start(tier_settings.heat_sources);
+			gain = tracking;
 		}
 		if (!tracking) {
 			tier_chan_tick();
@@ -183,7 +191,14 @@ static void *bg_main(void *arg)
 			continue;
 		}
 		uint64_t cpu0 = tier_clock_ns(CLOCK_THREAD_CPUTIME_ID);
-		bud.target = tier_settings.bg_cpu;
+		bool burst_began;
+		bud.target = tier_burst_step(&burst, start, gain, tier_settings.bg_cpu, tier_settings.bg_cpu_burst,
+					     &burst_began);
+		if (burst_began)
+			bud.debt_ns = 0; /* a burst is there to look, not to pay back */
+		atomic_store(&tier_bg_stats.burst, burst.active);
+		atomic_store(&tier_bg_stats.bursts, burst.bursts);
+		atomic_store(&tier_bg_stats.burst_ms, (uint64_t)burst.burst_ms);
 		quiet = nothing_to_do() ? quiet + 1 : 0;
 		double decay = exp2(-(double)period_ms / (double)tier_settings.heat_half_life_ms);
 
@@ -194,6 +209,7 @@ static void *bg_main(void *arg)
 		/* the job's share of the budget sets this period's fast_limit */
 		tier_job_period();
 		tier_balance(period);
+		gain = atomic_load(&tier_balance_stats.gain);
 		tier_balance_unlock();
 		tier_registry_reclaim(gone, NULL);
 		tier_advise_tick(false);
@@ -213,6 +229,12 @@ static void *bg_main(void *arg)
 		 * work, the sources' threads and kernel threads */
 		uint64_t total = self + d[TIER_COST_THREAD] + d[TIER_COST_KERNEL] + faults;
 		c0 = c1;
+		/* moving is not tracking: the rate limits, significance and
+		 * back-off bound it (stats.migrate_ns says what it cost); left in,
+		 * a round of moves took the monitor's allowance for seconds */
+		uint64_t mig1 = atomic_load(&tier_migrate_stats.ns), mig = mig1 - mig0;
+		mig0 = mig1;
+		total = total > mig ? total - mig : 0;
 		if (sched > total)
 			sched = total;
 		tier_budget_update(&bud, (double)sched, (double)(total - sched), (double)(start - last_start));

@@ -28,6 +28,9 @@ struct tier_bg_stats {
 	_Atomic uint64_t started_ns;    /* CLOCK_MONOTONIC at start */
 	_Atomic long tid;
 	_Atomic double share;           /* all of the above, share of a core, recent average */
+	_Atomic bool burst;             /* a burst runs now (bg_cpu_burst applies) */
+	_Atomic uint64_t bursts;        /* bursts started */
+	_Atomic uint64_t burst_ms;      /* time spent in bursts */
 	_Atomic uint64_t period_cost[TIER_BG_HIST]; /* periods by their total cost */
 	_Atomic uint64_t period_wall[TIER_BG_HIST]; /* periods by the wall time of their work */
 };

@@ -8,6 +8,7 @@
 #include "arena.h"
 
 #include "heat.h"
+#include "pageheat.h"
 #include "init.h"
 
 struct tier_heat_stats tier_heat_stats;
@@ -465,6 +466,16 @@ void tier_heat_sample(int src, struct tier_mapping *m, uint32_t b, uint32_t unit
 	atomic_fetch_add_explicit(&tier_heat_stats.samples[src], units, memory_order_relaxed);
 }
 
+void tier_heat_sample_pages(int src, struct tier_mapping *m, uint32_t b, uint32_t p0, uint32_t n, uint32_t mult)
+{
+	tier_heat_sample(src, m, b, n * mult * TIER_HEAT_UNIT);
+	tier_ph_mark(m, b, p0, n);
+}
+
+/* Reports this narrow say which pages were accessed (a sampled load, a
+ * CXL record, a small DAMON region): blocks looked at page by page see them. */
+#define PAGE_REPORT_MAX (16 * TIER_PAGE)
+
 void tier_heat_report(int src, uintptr_t addr, size_t len, uint32_t weight)
 {
 	if (!len || !weight)
@@ -484,6 +495,9 @@ void tier_heat_report(int src, uintptr_t addr, size_t len, uint32_t weight)
 			uint64_t s = ((hi - lo + TIER_PAGE - 1) >> TIER_PAGE_SHIFT) * weight;
 			uint32_t b = (uint32_t)((a - m->base) >> TIER_BLOCK_SHIFT);
 			tier_heat_sample(src, m, b, s > UINT32_MAX ? UINT32_MAX : (uint32_t)s);
+			if (len <= PAGE_REPORT_MAX)
+				tier_ph_mark(m, b, (uint32_t)((lo - a) >> TIER_PAGE_SHIFT),
+					     (uint32_t)((hi - lo + TIER_PAGE - 1) >> TIER_PAGE_SHIFT));
 			queue(m, b);
 		}
 		if (a + TIER_BLOCK < a)

@@ -152,6 +152,10 @@ void tier_heat_count_faults(int src, uint64_t n);
 void tier_heat_report(int src, uintptr_t addr, size_t len, uint32_t weight);
 /* A sample on one block (pull sources' measure, under rcu_read_lock). */
 void tier_heat_sample(int src, struct tier_mapping *m, uint32_t b, uint32_t units);
+/* Pages [p0, p0+n) of block b were seen accessed, each standing for `mult`
+ * pages of the block (a pull source measuring a slice): a sample on the
+ * block, and per-page heat where the block is looked at page by page. */
+void tier_heat_sample_pages(int src, struct tier_mapping *m, uint32_t b, uint32_t p0, uint32_t n, uint32_t mult);
 /* Recency reports from the commit hook: lock-free, no RCU needed. */
 extern _Atomic bool tier_heat_recency_on;
 

@@ -210,8 +210,9 @@ static uint64_t pm_measure(struct tier_mapping *m, uintptr_t start, uintptr_t en
 				uintptr_t bend = tier_align_down(a, TIER_BLOCK) + TIER_BLOCK;
 				uintptr_t e = bend < pm.vec[i].end ? bend : pm.vec[i].end;
 				uint32_t pages = (uint32_t)((e - a) >> TIER_PAGE_SHIFT);
-				tier_heat_sample(TIER_SRC_PAGEMAP, m, (uint32_t)((a - m->base) >> TIER_BLOCK_SHIFT),
-						 pages * mult * TIER_HEAT_UNIT);
+				uint32_t b = (uint32_t)((a - m->base) >> TIER_BLOCK_SHIFT);
+				tier_heat_sample_pages(TIER_SRC_PAGEMAP, m, b,
+						       (uint32_t)((a - tier_block_addr(m, b)) >> TIER_PAGE_SHIFT), pages, mult);
 				a = e;
 			}
 		}

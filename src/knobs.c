@@ -66,6 +66,10 @@ const struct tier_knob tier_knobs[] = {
 	 "a share of one core, 0.001 to 1 (0.01 = 1%)",
 	 "0.01",
 	 "CPU budget of all background work, as a share of one core: the background thread, the sources' threads, our share of kdamond, and the write faults tracking makes the program take"},
+	{"bg_cpu_burst", TK_DOUBLE, OFF(bg_cpu_burst), 0.0, 1.0, true,
+	 "a share of one core, 0 to 1 (0: no bursts)",
+	 "0.3",
+	 "CPU budget of a burst: while the change detector sees a gain to be had (hot memory on the slow tier, the fast tier's hit share falling, moves the policy wants), all background work may spend this share of a core instead of bg_cpu, for 2 s at a time; bursts are paid from a bank earned at bg_cpu (about a fifth of the time at most)"},
 	{"advise", TK_BOOL, OFF(advise), 0, 1, false, "true or false",
 	 "false",
 	 "run the heat sources and report the hot-set curve even with one tier or migrate:false (start-up only)"},
@@ -128,6 +132,7 @@ void tier_settings_default(struct tier_settings *s)
 	s->heat_sources = TIER_SRC_DEFAULT;
 	s->migrate = true;
 	s->bg_cpu = 0.01;
+	s->bg_cpu_burst = 0.3;
 	s->large_cache = (size_t)4 << 20;
 }
 

@@ -42,6 +42,7 @@ struct tier_settings {
 	unsigned heat_sources;          /* TIER_SRC_* mask */
 	bool migrate;
 	double bg_cpu;                  /* budget of all background work, share of one core */
+	double bg_cpu_burst;            /* the budget while a burst of tracking pays (bg.c) */
 	bool advise;                    /* track heat and report the hot set, even untiered */
 	bool signal_safe;               /* mark calls into jemalloc: handlers that re-enter use the pool */
 	char advise_csv[TIER_PATH_MAX]; /* append the hot-set curve here once a second */

@@ -227,7 +227,11 @@ size_t tier_migrate_block(struct tier_mapping *m, uint32_t b, int to)
 		return 0;
 	uint32_t state = atomic_load(&m->blocks[b].state);
 	int from = TIER_BS_TIER(state);
-	if (from < 0 || from == to || !tier_place_move_block(m, b, to))
+	if (from < 0 || from == to)
+		return 0;
+	/* a split block moves whole: its pages elsewhere count with it again */
+	tier_place_set_split(m, b, 0, 0);
+	if (!tier_place_move_block(m, b, to))
 		return 0;
 	/* CPU time, not wall: the share of a core moving takes, beside
 	 * what tracking takes (bg_cpu governs that part) */
@@ -245,6 +249,51 @@ size_t tier_migrate_block(struct tier_mapping *m, uint32_t b, int to)
 	}
 	atomic_fetch_add(&tier_migrate_stats.ns, tier_clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0);
 	return bytes;
+}
+
+uint32_t tier_migrate_pages(struct tier_mapping *m, uint32_t b, const uint16_t *idx, uint32_t n, int to,
+			    uint16_t *moved_idx)
+{
+	if (!n || !tier_block_movable(m, b))
+		return 0;
+	void *pages[TIER_PAGES_PER_BLOCK];
+	int nodes[TIER_PAGES_PER_BLOCK], status[TIER_PAGES_PER_BLOCK];
+	int node = target_node(to, b ^ (uint32_t)(m->base >> TIER_BLOCK_SHIFT));
+	if (node < 0)
+		return 0;
+	uint64_t t0 = tier_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	uintptr_t start = tier_block_addr(m, b);
+	for (uint32_t i = 0; i < n; i++) {
+		pages[i] = (void *)(start + ((uintptr_t)idx[i] << TIER_PAGE_SHIFT));
+		nodes[i] = node;
+		status[i] = ST_UNSET;
+	}
+	atomic_fetch_add_explicit(&m->blocks[b].moves, 1, memory_order_relaxed);
+	uint32_t moved = 0;
+	if (move_pages(0, n, pages, nodes, status, MPOL_MF_MOVE) >= 0)
+		for (uint32_t i = 0; i < n; i++)
+			if (status[i] == node)
+				moved_idx[moved++] = idx[i];
+	atomic_fetch_add(&tier_migrate_stats.moved_pages, moved);
+	atomic_fetch_add(&tier_migrate_stats.failed_pages, n - moved);
+	size_t bytes = (size_t)moved << TIER_PAGE_SHIFT;
+	atomic_fetch_add(to == 0 ? &tier_migrate_stats.promoted_bytes : &tier_migrate_stats.demoted_bytes, bytes);
+	atomic_fetch_add(&tier_migrate_stats.ns, tier_clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0);
+	return moved;
+}
+
+uint32_t tier_migrate_where(struct tier_mapping *m, uint32_t b, const uint16_t *idx, uint32_t n, int *tier)
+{
+	void *pages[TIER_PAGES_PER_BLOCK];
+	int status[TIER_PAGES_PER_BLOCK];
+	uintptr_t start = tier_block_addr(m, b);
+	for (uint32_t i = 0; i < n; i++)
+		pages[i] = (void *)(start + ((uintptr_t)idx[i] << TIER_PAGE_SHIFT));
+	if (!n || move_pages(0, n, pages, NULL, status, 0) != 0)
+		return 0;
+	for (uint32_t i = 0; i < n; i++)
+		tier[i] = status[i] >= 0 ? tier_of_node(status[i]) : -1;
+	return n;
 }
 
 void tier_migrate_retry(struct tier_mapping *m, uint32_t b)

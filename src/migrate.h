@@ -27,6 +27,16 @@ extern struct tier_migrate_stats tier_migrate_stats;
  * batch.  Returns the committed bytes moved in the accounting, 0 when the
  * block changed under us or may not move.  Caller holds rcu_read_lock. */
 size_t tier_migrate_block(struct tier_mapping *m, uint32_t b, int to);
+/* Move pages idx[0..n) of block b of m (page indexes in the block) to
+ * tier `to` in one batch, leaving the block's policy and accounting as
+ * they are (a split block: the caller counts its pages elsewhere).
+ * Returns how many moved, their indexes in moved_idx.  Caller holds
+ * rcu_read_lock. */
+uint32_t tier_migrate_pages(struct tier_mapping *m, uint32_t b, const uint16_t *idx, uint32_t n, int to,
+			    uint16_t *moved_idx);
+/* Where pages idx[0..n) of block b are: their tier in tier[] (-1: not
+ * resident or unknown).  Returns n, or 0 when the query failed. */
+uint32_t tier_migrate_where(struct tier_mapping *m, uint32_t b, const uint16_t *idx, uint32_t n, int *tier);
 /* Move again the pages of a block that a migration left behind: eight
  * tries, one per period, then one every few periods until they move or
  * the block is found device-held. */

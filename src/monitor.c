@@ -7,6 +7,7 @@
 #include "heat.h"
 #include "migrate.h"
 #include "monitor.h"
+#include "pageheat.h"
 
 struct tier_monitor_stats tier_monitor_stats;
 
@@ -31,6 +32,10 @@ struct tier_monitor_stats tier_monitor_stats;
 /* Floors come from sweep visits, forgotten with this weight per period. */
 #define FLOOR_DECAY 0.97
 #define FLOOR_QUANTILE 0.1
+/* Weight of one fold in the moving variance of a block's heat. */
+#define HVAR_WEIGHT 0.25f
+/* ... and a first fold's variance, relative to its heat squared. */
+#define HVAR_FIRST 0.25f
 /* Advisor time slots. */
 #define SLOT_MS 250
 #define NSLOTS 256
@@ -53,7 +58,7 @@ static struct {
 	bool in_due;         /* visiting the due list: no re-queueing */
 	uint64_t sched_ns;   /* this period: the visits' CPU */
 	int64_t fault_ns;    /* this period: faults charged (when armed) less refunds (when measured) */
-	float expect[3];     /* faults an armed part was found to cost, by kind (EXPECT_*) */
+	float expect[4];     /* faults an armed part was found to cost, by kind (EXPECT_*) */
 	uint64_t one_fault;  /* what one costs (the pull source measured it) */
 	/* sweep cursor: the next block to visit */
 	struct tier_mapping *cm;
@@ -70,7 +75,7 @@ static struct {
 	/* advisor: pages per time slot of their last access */
 	_Atomic uint64_t seen[NSLOTS];
 	_Atomic uint32_t slot_now; /* absolute slot number of now (>= 1) */
-} mon = {.rng = 2463534242u, .expect = {8, 4, 8}};
+} mon = {.rng = 2463534242u, .expect = {8, 4, 8, 32}};
 
 static uint32_t rnd(void)
 {
@@ -144,14 +149,115 @@ static void watch(struct tier_mapping *m, uint32_t b)
 	list_add(mon.watch, &mon.nwatch, WATCH_MAX, m, b, TIER_BF_WATCH);
 }
 
+/* ------------------------------------------------------------ page by page */
+
+/* New probes per period at most, and how a run of probes that found even
+ * heat (uniform access: nothing to gain page by page) backs probing off. */
+#define PROBES_PER_PERIOD 2
+/* Blocks probed at once: each costs a whole-block measurement per visit,
+ * and a probe decides only after TIER_PH_PROBE_WINDOWS visits, so few at a
+ * time finish sooner than many. */
+#define PROBES_MAX 16
+#define PROBE_RETRY 3000   /* periods before a block found even is probed again */
+#define PROBE_PAUSE 300    /* periods of no probing after mostly even outcomes */
+#define PROBE_PAUSE_MAX 6000
+
+static struct {
+	bool on;
+	float lo, hi;          /* the warm band: heat worth a look page by page */
+	uint32_t period, taken;
+	uint32_t paused_until, pause;
+	uint8_t outcomes, n;   /* the last 8 outcomes, bit set: split */
+} probe = {.pause = PROBE_PAUSE};
+
+void tier_monitor_probe_band(bool on, float lo, float hi)
+{
+	probe.on = on;
+	probe.lo = lo;
+	probe.hi = hi;
+}
+
+static void watch(struct tier_mapping *m, uint32_t b);
+
+static void maybe_probe(struct tier_mapping *m, uint32_t b, int tier)
+{
+	struct tier_block *blk = &m->blocks[b];
+	uint32_t pages = atomic_load_explicit(&blk->state, memory_order_relaxed) & TIER_BS_PAGES;
+	if (!probe.on || tier < 0 || pages < TIER_PAGES_PER_BLOCK / 8 || blk->heat < probe.lo ||
+	    blk->heat > probe.hi || mon.period < blk->ph_retry || mon.period < probe.paused_until ||
+	    !tier_heat_pull_running())
+		return;
+	if (probe.period != mon.period) {
+		probe.period = mon.period;
+		probe.taken = 0;
+	}
+	if (probe.taken >= PROBES_PER_PERIOD || atomic_load(&tier_ph_stats.probing) >= PROBES_MAX ||
+	    !tier_ph_take(m, b, mon.period))
+		return;
+	probe.taken++;
+	watch(m, b);
+}
+
+/* A probe decided: mostly even outcomes pause probing, longer each time. */
+static void probe_outcome(bool split)
+{
+	probe.outcomes = (uint8_t)(probe.outcomes << 1 | split);
+	if (probe.n < 8)
+		probe.n++;
+	if (probe.n == 8 && __builtin_popcount(probe.outcomes) <= 1) {
+		probe.paused_until = mon.period + probe.pause;
+		probe.pause = probe.pause * 2 > PROBE_PAUSE_MAX ? PROBE_PAUSE_MAX : probe.pause * 2;
+		probe.n = 0;
+	} else if (split) {
+		probe.pause = PROBE_PAUSE;
+	}
+}
+
+/* After a window of block b: a probe splits or lets go, a split block
+ * whose heat evened out asks to be joined (the balance round moves its
+ * pages home, then drops it). */
+static void ph_decide(struct tier_mapping *m, uint32_t b, struct tier_ph *e)
+{
+	struct tier_block *blk = &m->blocks[b];
+	if (e->state == TIER_PH_PROBE && e->windows >= TIER_PH_PROBE_WINDOWS) {
+		bool skewed = tier_ph_dispersion(e) >= TIER_PH_SPLIT_AT;
+		probe_outcome(skewed);
+		if (skewed) {
+			e->state = TIER_PH_SPLIT;
+			atomic_fetch_sub(&tier_ph_stats.probing, 1);
+			atomic_fetch_add(&tier_ph_stats.splits, 1);
+		} else {
+			blk->ph_retry = mon.period + PROBE_RETRY;
+			tier_ph_drop(e, mon.hist);
+			atomic_fetch_add(&tier_ph_stats.uniform, 1);
+		}
+	} else if (e->state == TIER_PH_SPLIT && e->windows >= TIER_PH_WINDOWS / 2 &&
+		   tier_ph_dispersion(e) < TIER_PH_JOIN_AT) {
+		e->state = TIER_PH_JOIN;
+	}
+}
+
+void tier_monitor_unsplit(struct tier_mapping *m, uint32_t b)
+{
+	struct tier_ph *e = tier_ph_of(m, b);
+	if (!e)
+		return;
+	tier_ph_drop(e, mon.hist);
+	atomic_fetch_add(&tier_ph_stats.joins, 1);
+	/* counted whole again at its next fold */
+	m->blocks[b].fold_period = 0;
+}
+
 /* Keep the lists right for a block just folded. */
 static void classify(struct tier_mapping *m, uint32_t b, int tier)
 {
 	struct tier_block *blk = &m->blocks[b];
 	bool moved = blk->moved_epoch && blk->moved_epoch + TIER_WATCH_MOVED > mon.period;
 	bool movable = tier_block_movable(m, b);
+	if (movable && !blk->ph)
+		maybe_probe(m, b, tier);
 	if (blk->flags & TIER_BF_WATCH) {
-		if (!moved && (blk->heat < mon.watch_out || !movable))
+		if (!moved && !blk->ph && (blk->heat < mon.watch_out || !movable))
 			list_del(mon.watch, &mon.nwatch, blk, TIER_BF_WATCH);
 		else
 			return;
@@ -258,10 +364,13 @@ uint64_t tier_monitor_seen_pages(uint64_t ms)
  * knew of it.  Its armed slice stays armed: the next measure re-arms. */
 static void reset(struct tier_block *blk)
 {
+	if (blk->ph)
+		tier_ph_drop(tier_ph_at(blk->ph - 1), mon.hist);
 	unlist(blk);
 	hist_set(blk, -1, 0, 0);
 	seen_drop(blk);
 	blk->heat = 0;
+	blk->hvar = 0;
 	for (int i = 0; i < TIER_SRC_COUNT; i++) {
 		blk->rate[i] = 0;
 		atomic_store_explicit(&blk->samples[i], 0, memory_order_relaxed);
@@ -351,11 +460,27 @@ static void fold(struct tier_mapping *m, uint32_t b, bool pulled, bool sweep)
 		if (over > 0)
 			heat += over;
 	}
-	blk->heat = heat < 1e-6f ? 0.0f : heat;
+	heat = heat < 1e-6f ? 0.0f : heat;
+	/* how much the estimate moves from one fold to the next: half of
+	 * that is the variance of each (independent noise), what a move must
+	 * stand out from (policy.h) */
+	if (!first) {
+		float dh = heat - blk->heat;
+		blk->hvar += HVAR_WEIGHT * (dh * dh - blk->hvar);
+	} else {
+		blk->hvar = HVAR_FIRST * heat * heat; /* one look: noisy until seen again */
+	}
+	blk->heat = heat;
 	blk->fold_period = mon.period;
 	if (seen)
 		seen_mark(blk, pages);
-	hist_set(blk, tier, tier_hist_bucket(blk->heat), pages);
+	struct tier_ph *e = tier_ph_of(m, b);
+	if (e && e->state != TIER_PH_PROBE) {
+		hist_set(blk, -1, 0, 0);
+		tier_ph_hist(e, blk->heat, tier, mon.hist);
+	} else {
+		hist_set(blk, tier, tier_hist_bucket(blk->heat), pages);
+	}
 	classify(m, b, tier);
 	atomic_fetch_add_explicit(&tier_monitor_stats.folds, 1, memory_order_relaxed);
 }
@@ -396,7 +521,7 @@ static uint64_t measure(struct tier_mapping *m, uintptr_t lo, uintptr_t hi, uint
  * what it did not cost is given back when it is measured.  What is
  * charged is what such parts were found to cost lately: a first look, a
  * slice, a whole quiet block (EXPECT_*). */
-enum { EXPECT_FIRST, EXPECT_SLICE, EXPECT_WHOLE };
+enum { EXPECT_FIRST, EXPECT_SLICE, EXPECT_WHOLE, EXPECT_PAGES };
 
 static void learn(int kind, uint64_t fault_ns, uint32_t parts)
 {
@@ -551,6 +676,39 @@ static uint32_t want_pages(const struct tier_block *blk)
 	return n;
 }
 
+/* A block looked at page by page: armed whole, and measured whole at each
+ * visit, which closes one window of its per-page counts. */
+static void visit_pages(struct tier_mapping *m, uint32_t b, struct tier_ph *e, bool sweep)
+{
+	struct tier_block *blk = &m->blocks[b];
+	uintptr_t lo, hi;
+	slice_range(m, b, 0, TIER_PAGES_PER_BLOCK, &lo, &hi);
+	if (blk->pull_pages != TIER_PAGES_PER_BLOCK) {
+		if (blk->pull_pages) { /* what the slice saw, then the whole block */
+			uintptr_t slo, shi;
+			slice_range(m, b, blk->pull_first, blk->pull_pages, &slo, &shi);
+			measure(m, slo, shi, TIER_PAGES_PER_BLOCK / blk->pull_pages, false);
+			refund(blk);
+			fold(m, b, true, sweep);
+		}
+		memset(e->seen, 0, sizeof(e->seen));
+		tier_heat_arm(m, lo, hi);
+		blk->pull_pages = TIER_PAGES_PER_BLOCK;
+		blk->pull_first = 0;
+		blk->pull_period = mon.period;
+		e->last_period = mon.period;
+		charge(blk, EXPECT_PAGES);
+		return;
+	}
+	learn(EXPECT_PAGES, measure(m, lo, hi, 1, true), 1);
+	refund(blk);
+	tier_ph_window(e, mon.period);
+	fold(m, b, true, sweep);
+	blk->pull_period = mon.period;
+	charge(blk, EXPECT_PAGES);
+	ph_decide(m, b, e);
+}
+
 /* Look at block b now, with a pull source (measure and re-arm it), or
  * without (fold what push sources reported). */
 static void visit(struct tier_mapping *m, uint32_t b, bool pull, bool sweep)
@@ -563,6 +721,13 @@ static void visit(struct tier_mapping *m, uint32_t b, bool pull, bool sweep)
 	}
 	if (blk->pull_period == mon.period)
 		return; /* measured this period already */
+	struct tier_ph *e = tier_ph_of(m, b);
+	if (e) {
+		fold(m, b, false, sweep); /* push reports meanwhile */
+		if (tier_ph_of(m, b) == e)
+			visit_pages(m, b, e, sweep);
+		return;
+	}
 	uint32_t n = want_pages(blk);
 	if (blk->pull_pages == TIER_PAGES_PER_BLOCK && n == TIER_PAGES_PER_BLOCK) {
 		run_add(m, b, 0, sweep);
@@ -790,15 +955,35 @@ void tier_monitor_moved(struct tier_mapping *m, uint32_t b, int from, int to)
 {
 	struct tier_block *blk = &m->blocks[b];
 	(void)from;
-	if (blk->hist_tier)
+	struct tier_ph *e = tier_ph_of(m, b);
+	if (e && e->state != TIER_PH_PROBE)
+		tier_ph_hist(e, blk->heat, TIER_BS_TIER(atomic_load(&blk->state)), mon.hist);
+	else if (blk->hist_tier)
 		hist_set(blk, to, blk->hist_bucket, blk->hist_pages);
 	if (blk->flags & TIER_BF_COLD)
 		list_del(mon.cold, &mon.ncold, blk, TIER_BF_COLD);
 	watch(m, b);
 }
 
+/* A split block's candidates: its pages elsewhere hot enough for the fast
+ * tier, and its pages on the fast tier cold enough to leave. */
+static void parts(struct tier_mapping *m, uint32_t b, struct tier_ph *e, int home, float t_hot, float t_cold,
+		  struct tier_cand *fast, size_t fcap, size_t *nf, struct tier_cand *slow, size_t scap, size_t *ns)
+{
+	float heat = m->blocks[b].heat, h, se = sqrtf(m->blocks[b].hvar / 2);
+	uint32_t n = tier_ph_select(e, heat, home, true, t_hot, NULL, &h);
+	if (n && *ns < scap)
+		slow[(*ns)++] = (struct tier_cand){.ref = m, .block = b, .bytes = n << TIER_PAGE_SHIFT, .heat = h,
+						   .se = se, .tier = 1, .part = TIER_PART_UP, .thr = t_hot};
+	n = tier_ph_select(e, heat, home, false, t_cold, NULL, &h);
+	if (n && *nf < fcap)
+		fast[(*nf)++] = (struct tier_cand){.ref = m, .block = b, .bytes = n << TIER_PAGE_SHIFT, .heat = h,
+						   .se = se, .tier = 0, .part = TIER_PART_DOWN, .thr = t_cold};
+}
+
 void tier_monitor_candidates(struct tier_cand *fast, size_t fcap, size_t *nfast, struct tier_cand *slow,
-                             size_t scap, size_t *nslow, uint32_t period, uint32_t settle)
+                             size_t scap, size_t *nslow, uint32_t period, uint32_t settle, float t_hot,
+                             float t_cold)
 {
 	size_t nf = 0, ns = 0;
 	for (int list = 0; list < 2; list++) {
@@ -811,12 +996,20 @@ void tier_monitor_candidates(struct tier_cand *fast, size_t fcap, size_t *nfast,
 			int t = TIER_BS_TIER(st);
 			if (t < 0 || !tier_block_movable(m, v[i].b))
 				continue;
-			if (blk->moved_epoch && blk->moved_epoch + settle > period)
+			if (blk->moved_epoch && blk->moved_epoch + (settle << blk->backoff) > period)
 				continue;
+			struct tier_ph *e = tier_ph_of(m, v[i].b);
+			if (e && e->state == TIER_PH_SPLIT) {
+				parts(m, v[i].b, e, t, t_hot, t_cold, fast, fcap, &nf, slow, scap, &ns);
+				continue;
+			}
+			if (e && e->state == TIER_PH_JOIN)
+				continue; /* the balance round joins it first */
 			struct tier_cand c = {.ref = m,
 					      .block = v[i].b,
 					      .bytes = (st & TIER_BS_PAGES) << TIER_PAGE_SHIFT,
 					      .heat = blk->heat,
+					      .se = sqrtf(blk->hvar / 2),
 					      .tier = (uint8_t)t};
 			if (t == 0 && nf < fcap)
 				fast[nf++] = c;

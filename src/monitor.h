@@ -61,7 +61,15 @@ void tier_monitor_moved(struct tier_mapping *m, uint32_t b, int from, int to);
  * movable and not settling (moved within `settle` periods).  Fast ones in
  * fast[], slow ones in slow[]. */
 void tier_monitor_candidates(struct tier_cand *fast, size_t fcap, size_t *nfast, struct tier_cand *slow,
-                             size_t scap, size_t *nslow, uint32_t period, uint32_t settle);
+                             size_t scap, size_t *nslow, uint32_t period, uint32_t settle, float t_hot,
+                             float t_cold);
+/* Split blocks give parts instead (TIER_PART_*): their pages elsewhere at
+ * least t_hot hot, their pages on the fast tier under t_cold. */
+/* Blocks whose heat lies in [lo, hi] (neither clearly hot nor clearly
+ * cold) are probed page by page while on (pageheat.h). */
+void tier_monitor_probe_band(bool on, float lo, float hi);
+/* Drop block b's page-by-page entry (its pages are home and counted so). */
+void tier_monitor_unsplit(struct tier_mapping *m, uint32_t b);
 /* The histogram of a tier (NULL past the last). */
 const struct tier_hist *tier_monitor_hist(int tier);
 /* Forget references into a mapping being freed (registry reclaim). */

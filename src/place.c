@@ -165,8 +165,17 @@ void tier_place_decommit(struct tier_mapping *m, uintptr_t addr, size_t len)
 			continue;
 		}
 		atomic_fetch_sub(&tier_place_stats.committed[t], removed << TIER_PAGE_SHIFT);
-		if (!left)
+		if (!left) {
 			atomic_fetch_sub(&tier_place_stats.used[t], tier_block_capacity(m, b));
+			/* a split block's pages elsewhere were counted there, and the
+			 * pages just removed were taken from its tier: give back */
+			uint32_t sp = atomic_exchange(&blk->split, 0);
+			if (sp) {
+				size_t k = (size_t)TIER_SPLIT_PAGES(sp) << TIER_PAGE_SHIFT;
+				atomic_fetch_add(&tier_place_stats.committed[t], k);
+				atomic_fetch_sub(&tier_place_stats.committed[TIER_SPLIT_TIER(sp)], k);
+			}
+		}
 	}
 }
 
@@ -187,6 +196,41 @@ bool tier_place_move_block(struct tier_mapping *m, uint32_t b, int to)
 	return true;
 }
 
+bool tier_place_set_split(struct tier_mapping *m, uint32_t b, int other, uint32_t pages)
+{
+	struct tier_block *blk = &m->blocks[b];
+	uint32_t want = TIER_SPLIT_MAKE(pages, other), old = atomic_load(&blk->split);
+	int home = TIER_BS_TIER(atomic_load(&blk->state));
+	if (home < 0 || m->meta)
+		return false;
+	/* the hooks empty the split word when they empty the block: a CAS, so
+	 * that what they gave back is not taken twice */
+	if (old == want || !atomic_compare_exchange_strong(&blk->split, &old, want))
+		return old == want;
+	if (old) {
+		size_t k = (size_t)TIER_SPLIT_PAGES(old) << TIER_PAGE_SHIFT;
+		atomic_fetch_add(&tier_place_stats.committed[home], k);
+		atomic_fetch_sub(&tier_place_stats.committed[TIER_SPLIT_TIER(old)], k);
+	}
+	if (want) {
+		size_t k = (size_t)pages << TIER_PAGE_SHIFT;
+		atomic_fetch_sub(&tier_place_stats.committed[home], k);
+		atomic_fetch_add(&tier_place_stats.committed[other], k);
+	}
+	return true;
+}
+
+/* What a split word moves from the block's tier to another, into com[]. */
+static void split_count(const struct tier_block *blk, int t, size_t *com)
+{
+	uint32_t sp = atomic_load(&blk->split);
+	if (!sp)
+		return;
+	size_t k = (size_t)TIER_SPLIT_PAGES(sp) << TIER_PAGE_SHIFT;
+	com[t] -= k;
+	com[TIER_SPLIT_TIER(sp)] += k;
+}
+
 size_t tier_place_check(void)
 {
 	size_t used[TIER_MAX_TIERS] = {0}, com[TIER_MAX_TIERS] = {0}, bad = 0;
@@ -204,6 +248,7 @@ size_t tier_place_check(void)
 			}
 			used[t] += tier_block_capacity(m, b);
 			com[t] += (size_t)(s & TIER_BS_PAGES) << TIER_PAGE_SHIFT;
+			split_count(&m->blocks[b], t, com);
 		}
 	}
 	rcu_read_unlock();
@@ -238,14 +283,17 @@ void tier_place_rebuild(void)
 			atomic_store(&m->blocks[b].held, 0);
 			m->blocks[b].hold_tries = 0;
 			committed += pages << TIER_PAGE_SHIFT;
-			if (!pages)
+			if (!pages) {
+				atomic_store(&m->blocks[b].split, 0);
 				continue;
+			}
 			if (m->meta) {
 				meta += pages << TIER_PAGE_SHIFT;
 				continue;
 			}
 			used[t] += tier_block_capacity(m, b);
 			com[t] += pages << TIER_PAGE_SHIFT;
+			split_count(&m->blocks[b], t, com);
 		}
 	}
 	for (int t = 0; t < TIER_MAX_TIERS; t++) {

@@ -50,6 +50,12 @@ int tier_bind(uintptr_t addr, size_t len, int tier, bool move);
  * the pages).  Returns false when the block changed state meanwhile. */
 bool tier_place_move_block(struct tier_mapping *m, uint32_t b, int to);
 
+/* Block b of m is split: `pages` of its committed pages are on tier
+ * `other`, not on the block's tier; count them there (replacing what was
+ * counted before).  Returns false when the block was emptied or re-placed
+ * meanwhile (nothing counted).  Background thread. */
+bool tier_place_set_split(struct tier_mapping *m, uint32_t b, int other, uint32_t pages);
+
 /* Recount all accounting from the bitmaps (fork child, single-threaded). */
 void tier_place_rebuild(void);
 

@@ -1,3 +1,4 @@
+#include <math.h>
 #include <stdbool.h>
 
 #include "heat_hist.h"
@@ -51,7 +52,7 @@ static bool clearly_hotter(const struct tier_policy_in *in, const struct tier_ca
 			   const struct tier_cand *cold)
 {
 	float gap = hot->heat - cold->heat;
-	if (gap < in->swap_gap)
+	if (gap < in->swap_gap || gap < in->z * sqrtf(hot->se * hot->se + cold->se * cold->se))
 		return false;
 	return (double)hot->heat >= in->hysteresis * (double)cold->heat || gap >= in->wide_margin;
 }

@@ -12,9 +12,15 @@ struct tier_cand {
 	uint32_t block;
 	uint32_t bytes;     /* committed bytes: what moving it costs the budget */
 	float heat;
+	float se;           /* the heat's standard error (its fold-to-fold noise) */
 	uint8_t tier;       /* where it is now (0 = fast) */
+	uint8_t part;       /* TIER_PART_*: a whole block, or pages of a split block */
 	bool chosen;        /* output: move it (to 0 if tier > 0, else to 1) */
+	float thr;          /* a part: the page heat that chose its pages */
 };
+/* Parts of split blocks: its pages elsewhere at least thr hot (up), its
+ * pages on the fast tier under thr (down). */
+enum { TIER_PART_WHOLE, TIER_PART_UP, TIER_PART_DOWN };
 
 struct tier_policy_in {
 	size_t fast_limit;
@@ -27,12 +33,20 @@ struct tier_policy_in {
 	float swap_gap;         /* a swap needs at least this heat gap */
 	float wide_margin;      /* a heat gap this wide is enough for a swap */
 	float swap_min;         /* a swap needs the slow block at least this hot (0: any) */
+	float z;                /* a swap needs a gap of z standard errors (0: any) */
 };
 
 struct tier_policy_out {
 	size_t promote_bytes, demote_bytes, promote_blocks, demote_blocks, swaps;
 	size_t fast_after;
 };
+
+/* Significance: a swap displaces fast memory for slow memory that is
+ * hotter by at least TIER_SWAP_Z standard errors of the difference (the
+ * candidates' se): under noisy heat a fixed margin is either too wide for
+ * the real signal or too narrow for the noise (70-80% of the moves at
+ * bg_cpu 20% undid a recent one with the fixed margins alone). */
+#define TIER_SWAP_Z 2.0f
 
 /* Rules, in order:
  *  1. above the high watermark: demote the coldest fast blocks until at or

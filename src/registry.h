@@ -22,6 +22,10 @@
 #define TIER_BS_TIER_SHIFT 12
 #define TIER_BS_TIER(s) ((int)(((s) >> TIER_BS_TIER_SHIFT) & 0xf) - 1)
 #define TIER_BS_MAKE(pages, tier) ((uint32_t)(pages) | (uint32_t)((tier) + 1) << TIER_BS_TIER_SHIFT)
+/* Split word: pages | (tier + 1) << 16; 0: none. */
+#define TIER_SPLIT_PAGES(s) ((s) & 0xffffu)
+#define TIER_SPLIT_TIER(s) ((int)((s) >> 16) - 1)
+#define TIER_SPLIT_MAKE(pages, tier) ((pages) ? (uint32_t)(pages) | (uint32_t)((tier) + 1) << 16 : 0u)
 
 struct tier_block {
 	_Atomic uint32_t state;
@@ -32,8 +36,13 @@ struct tier_block {
 				      * where they are (the cxl source's frames) reads again */
 	_Atomic uint32_t drops;    /* times pages of it were dropped (decommit, purge: hooks) */
 	_Atomic uint32_t held;     /* device-held: drops + 1 when marked (migrate.c); stale otherwise */
+	/* A split block's pages on another tier than the block's: how many are
+	 * counted there (TIER_SPLIT_PAGES) and on which tier (place.c). */
+	_Atomic uint32_t split;
 	/* The rest belongs to the background thread (under the balance lock). */
 	float heat;                /* sum over sources of rate - floor: what the policy ranks */
+	float hvar;                /* moving variance of heat from one fold to the next: the noise */
+	uint8_t backoff;           /* moves of it undone soon after: it settles 2^backoff longer */
 	float rate[5];             /* per source: moving average of accesses per page per period */
 	uint32_t fold_period;      /* period of the last fold into heat */
 	uint32_t pull_period;      /* period the armed slice was last armed or measured */
@@ -44,6 +53,8 @@ struct tier_block {
 	uint32_t stragglers;       /* retries left for pages a migration could not move */
 	uint32_t list_idx;         /* index in the heat list named by flags */
 	uint32_t cxl_slot;         /* the cxl source's reverse-map slot (checked before use) */
+	uint32_t ph;               /* entry + 1 in the per-page heat table (pageheat.c), 0: none */
+	uint32_t ph_retry;         /* period before which the block is not probed again */
 	uint16_t hist_pages;       /* pages counted in the heat histogram */
 	uint16_t seen_pages;       /* pages counted in the advisor's slot */
 	uint16_t pull_first;       /* pull sources: the armed slice, in pages (pull_pages 0: none) */

@@ -17,6 +17,7 @@
 #include "large.h"
 #include "migrate.h"
 #include "monitor.h"
+#include "pageheat.h"
 #include "pin.h"
 #include "tiering.h"
 #include "init.h"
@@ -387,6 +388,17 @@ static void print_text(struct out *o, const struct snap *s)
 		put(o, " %s %.3f%s", tier_source_name(i), (double)s->mon.floor[i], i + 1 < TIER_SRC_COUNT ? "," : "");
 	put(o, "; cut %.3f; moves that undid one of the last 5 s: %llu, recent share %.2f\n", (double)s->mon.cut,
 	    (unsigned long long)s->mon.regrets, (double)s->mon.regret);
+	put(o, "pages: %u blocks split, %u probing; probes %llu (%llu found even), splits %llu, joins %llu, "
+	       "huge pages split %llu; pages promoted %llu, demoted %llu; bursts %llu (%.1f s, %s); "
+	       "fast-tier heat share %.3f\n",
+	    (unsigned)atomic_load(&tier_ph_stats.split), (unsigned)atomic_load(&tier_ph_stats.probing),
+	    (unsigned long long)atomic_load(&tier_ph_stats.probes), (unsigned long long)atomic_load(&tier_ph_stats.uniform),
+	    (unsigned long long)atomic_load(&tier_ph_stats.splits), (unsigned long long)atomic_load(&tier_ph_stats.joins),
+	    (unsigned long long)atomic_load(&tier_ph_stats.thp_splits),
+	    (unsigned long long)atomic_load(&tier_ph_stats.pages_promoted),
+	    (unsigned long long)atomic_load(&tier_ph_stats.pages_demoted),
+	    (unsigned long long)atomic_load(&tier_bg_stats.bursts), (double)atomic_load(&tier_bg_stats.burst_ms) / 1e3,
+	    atomic_load(&tier_bg_stats.burst) ? "in one now" : "none now", (double)tier_balance_stats.hit_share);
 	put(o, "hot set (advisor): tracked %zu MiB; seen accessed in the last 1 s %.1f MiB, 10 s %.1f MiB, "
 	       "60 s %.1f MiB; fast tier for 90%% of accesses %.1f MiB, 95%% %.1f MiB, 99%% %.1f MiB\n",
 	    (size_t)(s->adv.tracked >> 20), (double)s->adv.seen[0] / 1048576.0, (double)s->adv.seen[1] / 1048576.0,

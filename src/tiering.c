@@ -4,11 +4,13 @@
 #define _GNU_SOURCE
 #include <math.h>
 #include <pthread.h>
+#include <string.h>
 #include <sys/mman.h>
 
 #include "init.h"
 #include "migrate.h"
 #include "monitor.h"
+#include "pageheat.h"
 #include "place.h"
 #include "policy.h"
 #include "tiering.h"
@@ -67,10 +69,104 @@ void tier_balance_gone(struct tier_mapping *m)
 			i++;
 }
 
+/* Count a split block's pages elsewhere where they are (place.c). */
+static void split_account(struct tier_mapping *m, uint32_t b, const struct tier_ph *e, int home)
+{
+	tier_place_set_split(m, b, home ? 0 : 1, tier_ph_naway(e));
+}
+
+/* Move pages of a split block: those c->part names, chosen again now. */
+static size_t move_pages_of(struct tier_cand *c)
+{
+	struct tier_mapping *m = c->ref;
+	uint32_t b = c->block;
+	struct tier_ph *e = tier_ph_of(m, b);
+	int home = TIER_BS_TIER(atomic_load(&m->blocks[b].state));
+	if (!e || e->state != TIER_PH_SPLIT || home < 0)
+		return 0;
+	bool up = c->part == TIER_PART_UP;
+	uint16_t idx[TIER_PAGES_PER_BLOCK], done[TIER_PAGES_PER_BLOCK];
+	float h;
+	uint32_t n = tier_ph_select(e, m->blocks[b].heat, home, up, c->thr, idx, &h);
+	int to = up ? 0 : (home ? home : 1);
+	uint32_t k = tier_migrate_pages(m, b, idx, n, to, done);
+	for (uint32_t i = 0; i < k; i++)
+		tier_ph_set_away(e, done[i], to != home);
+	split_account(m, b, e, home);
+	atomic_fetch_add(up ? &tier_ph_stats.pages_promoted : &tier_ph_stats.pages_demoted, k);
+	return (size_t)k << TIER_PAGE_SHIFT;
+}
+
+/* Split blocks, each round: pages dropped since (decommitted, purged) are
+ * no longer elsewhere (the program's next touch faults them in on the
+ * block's tier); where pages were dropped and touched again between two
+ * rounds, ask the kernel.  Blocks whose heat evened out come home whole. */
+static void split_upkeep(void)
+{
+	for (uint32_t i = 0; i < tier_ph_used(); i++) {
+		struct tier_ph *e = tier_ph_at(i);
+		if (e->state == TIER_PH_FREE || e->state == TIER_PH_PROBE || e->m->gone)
+			continue;
+		struct tier_mapping *m = e->m;
+		struct tier_block *blk = &m->blocks[e->b];
+		int home = TIER_BS_TIER(atomic_load(&blk->state));
+		if (home < 0)
+			continue; /* emptied: the monitor drops it at its next look */
+		size_t first = (size_t)e->b * TIER_PAGES_PER_BLOCK;
+		uint16_t idx[TIER_PAGES_PER_BLOCK], done[TIER_PAGES_PER_BLOCK];
+		uint32_t n = 0;
+		for (uint32_t p = 0; p < TIER_PAGES_PER_BLOCK; p++) {
+			if (!tier_ph_away(e, p))
+				continue;
+			if (first + p >= m->npages || !tier_bit_test(m->commit, first + p))
+				tier_ph_set_away(e, p, false);
+			else
+				idx[n++] = (uint16_t)p;
+		}
+		uint32_t drops = atomic_load(&blk->drops);
+		if (n && drops != e->drops) {
+			int where[TIER_PAGES_PER_BLOCK];
+			if (tier_migrate_where(m, e->b, idx, n, where) == n)
+				for (uint32_t j = 0; j < n; j++)
+					if (where[j] == home)
+						tier_ph_set_away(e, idx[j], false);
+		}
+		e->drops = drops;
+		if (e->state == TIER_PH_JOIN) {
+			n = 0;
+			for (uint32_t p = 0; p < TIER_PAGES_PER_BLOCK; p++)
+				if (tier_ph_away(e, p))
+					idx[n++] = (uint16_t)p;
+			uint32_t k = tier_migrate_pages(m, e->b, idx, n, home, done);
+			for (uint32_t j = 0; j < k; j++)
+				tier_ph_set_away(e, done[j], false);
+		}
+		split_account(m, e->b, e, home);
+		if (e->state == TIER_PH_JOIN && !tier_ph_naway(e))
+			tier_monitor_unsplit(m, e->b);
+	}
+	tier_ph_state_count();
+}
+
 static size_t move(struct tier_cand *c)
 {
 	struct tier_mapping *m = c->ref;
 	int to = c->tier == 0 ? 1 : 0;
+	if (c->part != TIER_PART_WHOLE) {
+		size_t moved = move_pages_of(c);
+		if (moved) {
+			m->blocks[c->block].moved_epoch = cur_period ? cur_period : 1;
+			tier_monitor_moved(m, c->block, c->tier, to);
+		}
+		return moved;
+	}
+	/* a whole move of a split block (tier.promote/demote): its pages all
+	 * go, and it is one block again */
+	struct tier_ph *e = tier_ph_of(m, c->block);
+	if (e && e->state != TIER_PH_PROBE) {
+		memset(e->away, 0, sizeof(e->away));
+		tier_monitor_unsplit(m, c->block);
+	}
 	size_t b = tier_migrate_block(m, c->block, to);
 	if (b) {
 		m->blocks[c->block].moved_epoch = cur_period ? cur_period : 1;
@@ -99,6 +195,12 @@ static size_t apply(struct tier_cand *c, size_t n)
 			continue;
 		blk->policy_epoch = cur_period ? cur_period : 1;
 		bool undid = last && cur_period - last < window;
+		/* undone soon after: this block settles longer before the next
+		 * move; one that stayed put a long while earns it back */
+		if (undid && blk->backoff < TIER_BACKOFF_MAX)
+			blk->backoff++;
+		else if (!undid && blk->backoff && cur_period - last > 4 * window)
+			blk->backoff--;
 		tier_balance_stats.regret = tier_regret_move(tier_balance_stats.regret, undid);
 		if (undid)
 			atomic_fetch_add(&tier_balance_stats.regrets, 1);
@@ -107,26 +209,67 @@ static size_t apply(struct tier_cand *c, size_t n)
 	return moved;
 }
 
+/* The fast tier's share of all heat, from the histograms. */
+static float hit_share(const struct tier_hist *const *h, int nt)
+{
+	double fast = 0, all = 0;
+	for (int t = 0; t < nt; t++)
+		for (int k = 1; k < TIER_HIST_BUCKETS; k++) {
+			double x = (double)h[t]->pages[k] * tier_hist_mid(k);
+			all += x;
+			if (t == 0)
+				fast += x;
+		}
+	return all > 0 ? (float)(fast / all) : 1.0f;
+}
+
+/* The change detector: moves the policy wants (hot memory found on the
+ * slow tier, or fast memory gone cold under pressure), or the fast tier's
+ * share of the heat falling well under its recent level (the hot set
+ * moved before any slow block was seen hot enough to move). */
+#define HIT_AVG_WEIGHT 0.05f
+#define HIT_DROP 0.9f
+static bool detect(const struct tier_policy_out *out, float hit)
+{
+	static float avg = -1;
+	bool fell = avg >= 0 && hit < HIT_DROP * avg;
+	avg = avg < 0 ? hit : avg + HIT_AVG_WEIGHT * (hit - avg);
+	return out->promote_bytes || out->demote_bytes || fell;
+}
+
 size_t tier_balance(uint32_t period)
 {
 	const struct tier_settings *s = &tier_settings;
 	cur_period = period;
 	atomic_fetch_add(&tier_balance_stats.rounds, 1);
-	if (!atomic_load(&tier_place.active) || !s->migrate)
+	if (!atomic_load(&tier_place.active) || !s->migrate) {
+		atomic_store(&tier_balance_stats.gain, false);
 		return 0;
+	}
 	rcu_read_lock();
 	retry_stragglers();
-	size_t nfast, nslow;
-	tier_monitor_candidates(cand_fast, CAND_MAX, &nfast, cand_slow, CAND_MAX, &nslow, period,
-				TIER_SETTLE_PERIODS);
+	split_upkeep();
 	const struct tier_hist *h[TIER_MAX_TIERS];
 	int nt = 0;
 	for (; nt < tier_place.ntiers && nt < TIER_MAX_TIERS; nt++)
 		h[nt] = tier_monitor_hist(nt);
 	size_t limit = atomic_load(&tier_place.fast_limit);
+	size_t high = (size_t)((double)limit * s->watermark_high);
 	struct tier_thresholds th;
-	tier_policy_thresholds(h, nt, (size_t)((double)limit * s->watermark_high), s->hysteresis,
-			       TIER_MIN_HEAT, &th);
+	tier_policy_thresholds(h, nt, high, s->hysteresis, TIER_MIN_HEAT, &th);
+	/* Page by page pays where warm memory does not fit the fast tier:
+	 * blocks near the cut are then the ones whole-block placement gets
+	 * wrong when their heat sits on a few pages. */
+	uint64_t warm = 0;
+	for (int t = 0; t < nt; t++)
+		for (int k = tier_hist_bucket(TIER_MIN_HEAT); k < TIER_HIST_BUCKETS; k++)
+			warm += h[t]->pages[k];
+	bool contended = nt > 1 && (warm << TIER_PAGE_SHIFT) > high && th.cut > 0;
+	float lo = th.cut / (float)s->hysteresis, hi = th.cut * (float)s->hysteresis;
+	tier_monitor_probe_band(contended, lo > TIER_MIN_HEAT ? lo : TIER_MIN_HEAT, hi);
+	size_t nfast, nslow;
+	tier_monitor_candidates(cand_fast, CAND_MAX, &nfast, cand_slow, CAND_MAX, &nslow, period,
+				TIER_SETTLE_PERIODS, th.swap_min, th.demote_max);
 	double per_period = (double)s->period_ms / 1000.0 * 1048576.0;
 	tier_balance_stats.regret = tier_regret_decay(tier_balance_stats.regret,
 						      exp2(-(double)s->period_ms / TIER_REGRET_HALF_LIFE_MS));
@@ -142,12 +285,19 @@ size_t tier_balance(uint32_t period)
 		.swap_gap = TIER_SWAP_GAP,
 		.wide_margin = TIER_WIDE_MARGIN,
 		.swap_min = th.swap_min,
+		.z = TIER_SWAP_Z,
 	};
 	struct tier_policy_out out;
 	tier_policy_decide(&in, cand_fast, nfast, cand_slow, nslow, &out);
 	size_t moved = apply(cand_fast, nfast); /* demotions first: they make room */
 	moved += apply(cand_slow, nslow);
 	rcu_read_unlock();
+	float hit = hit_share(h, nt);
+	bool gain = detect(&out, hit);
+	tier_balance_stats.hit_share = hit;
+	atomic_store(&tier_balance_stats.gain, gain);
+	if (gain)
+		atomic_fetch_add(&tier_balance_stats.gains, 1);
 	atomic_fetch_add(&tier_balance_stats.swaps, out.swaps);
 	atomic_store(&tier_balance_stats.last_candidates, nfast + nslow);
 	tier_balance_stats.cut = th.cut;

@@ -29,6 +29,9 @@
 #define TIER_WIDE_MARGIN 0.35f
 /* A block that moved stays put for this many periods (no ping-pong). */
 #define TIER_SETTLE_PERIODS 10
+/* A block whose moves are undone soon after settles TIER_SETTLE_PERIODS
+ * times 2^backoff, backoff up to this. */
+#define TIER_BACKOFF_MAX 6
 /* A policy move that undoes one made less than this long ago is a regret
  * (policy.h), counted in the stats (70-80% of the moves at bg_cpu 20%
  * on GUPS under TCG); the share relaxes with this half-life when nothing
@@ -64,6 +67,10 @@ struct tier_balance_stats {
 	float cut, swap_min;           /* thresholds of the last round */
 	float regret;                  /* the recent share of moves that were regrets
 	                                * (written by the balance round only) */
+	float hit_share;               /* the fast tier's share of all heat (pages x heat): an
+	                                * estimate of the share of accesses served fast */
+	_Atomic bool gain;             /* the change detector: something to gain now (bursts) */
+	_Atomic uint64_t gains;        /* rounds that saw a gain */
 };
 extern struct tier_balance_stats tier_balance_stats;
 

@@ -146,5 +146,39 @@ int main(void)
 	for (int i = 1; i < 7; i++)
 		sorted &= v[i - 1].heat <= v[i].heat;
 	ok(sorted && v[0].heat == 1, "coldest-first sort");
+	/* significance: a swap needs a gap of TIER_SWAP_Z standard errors */
+	{
+		float fh[1] = {0.4f}, shh[1] = {1.0f};
+		mk(fast, 1, 0, fh);
+		mk(slow, 1, 1, shh);
+		in = base(2 * MB, 2 * MB);
+		in.wm_high = 1.0; /* full, not over: only a swap can bring the slow block in */
+		in.z = TIER_SWAP_Z;
+		fast[0].se = 0.25f;
+		slow[0].se = 0.25f; /* gap 0.6 < 2 x 0.35 */
+		tier_policy_decide(&in, fast, 1, slow, 1, &out);
+		ok(out.swaps == 0 && !slow[0].chosen, "a gap within the noise (0.6 against se 0.25 each): no swap");
+		mk(fast, 1, 0, fh);
+		mk(slow, 1, 1, shh);
+		fast[0].se = 0.1f;
+		slow[0].se = 0.1f; /* gap 0.6 > 2 x 0.14 */
+		tier_policy_decide(&in, fast, 1, slow, 1, &out);
+		ok(out.swaps == 1 && slow[0].chosen && fast[0].chosen,
+		   "the same gap with se 0.1 each: swapped (%zu)", out.swaps);
+	}
+	/* parts of split blocks are candidates like blocks, by their bytes */
+	{
+		float fh[2] = {0.01f, 0.02f}, shh[1] = {2.0f};
+		mk(fast, 2, 0, fh);
+		mk(slow, 1, 1, shh);
+		slow[0].bytes = 64 * 4096;
+		slow[0].part = TIER_PART_UP;
+		fast[0].bytes = fast[1].bytes = 48 * 4096;
+		fast[0].part = fast[1].part = TIER_PART_DOWN;
+		in = base(1 * MB, 1 * MB); /* full: 64 pages in need 96 pages out under high */
+		tier_policy_decide(&in, fast, 2, slow, 1, &out);
+		ok(slow[0].chosen && fast[0].chosen && fast[1].chosen && out.promote_bytes == 64 * 4096,
+		   "a hot part of 64 pages displaces two cold parts of 48 (%zu bytes in)", out.promote_bytes);
+	}
 	return done();
 }
