@@ -2,6 +2,7 @@
  * reports into per-block heat, and choosing which blocks to look at, is
  * the monitor's (monitor.c). */
 #define _GNU_SOURCE
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -25,6 +26,16 @@ static const struct tier_heat_ops *const sources[TIER_SRC_COUNT] = {
 static bool running(int i) { return tier_heat_stats.state[i] == TIER_SRC_RUNNING; }
 /* started: running, or paused by the budget (stop and forget still apply) */
 static bool started(int i) { return running(i) || tier_heat_stats.state[i] == TIER_SRC_SHED; }
+
+/* A push source's first sampling level for the budget: its finest at a
+ * budget of 10% of a core and more, a level coarser (2-4 times less work)
+ * for each 2.5 times less budget. */
+static int start_level(int levels)
+{
+	double b = tier_settings.bg_cpu;
+	int k = b >= 0.1 ? 0 : (int)(log2(0.1 / b) / log2(2.5) + 0.5);
+	return k < levels ? k : levels - 1;
+}
 
 void tier_heat_start(unsigned mask)
 {
@@ -60,6 +71,12 @@ void tier_heat_start(unsigned mask)
 		}
 		if (sources[i]->probe(why, sizeof(why)) == 0 && sources[i]->start(why, sizeof(why)) == 0) {
 			tier_heat_stats.state[i] = TIER_SRC_RUNNING;
+			/* start as coarse as the budget suggests; the budget steps it
+			 * finer while there is room (a fine start ran kdamond at 20-50%
+			 * of a core under TCG for the seconds the steps took) */
+			for (int k = start_level(sources[i]->levels); k > 0 && sources[i]->adjust; k--)
+				if (sources[i]->adjust(-1))
+					atomic_store(&tier_heat_stats.level[i], atomic_load(&tier_heat_stats.level[i]) + 1);
 			/* a running source may leave a note (where its reports come from) */
 			snprintf(tier_heat_stats.why[i], sizeof(tier_heat_stats.why[i]), "%s",
 				 i == TIER_SRC_CXL ? why : "");
