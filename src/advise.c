@@ -7,7 +7,7 @@
 
 #include "advise.h"
 #include "bg.h"
-#include "init.h"
+#include "knobs.h"
 #include "monitor.h"
 
 #define TICK_NS 1000000000ull

@@ -44,7 +44,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "init.h"
+#include "knobs.h"
 #include "registry.h"
 #include "tiermalloc.h"
 

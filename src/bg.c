@@ -18,7 +18,7 @@
 #define TIER_CHAN_PROCESS
 #include "chan.h"
 #include "heat.h"
-#include "init.h"
+#include "knobs.h"
 #include "job.h"
 #include "monitor.h"
 #include "place.h"

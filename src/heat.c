@@ -8,7 +8,7 @@
 #include "arena.h"
 
 #include "heat.h"
-#include "init.h"
+#include "knobs.h"
 
 struct tier_heat_stats tier_heat_stats;
 _Atomic bool tier_heat_recency_on;

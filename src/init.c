@@ -21,15 +21,11 @@
 #include "registry.h"
 #include "stats.h"
 
-struct tier_settings tier_settings;
-struct tier_topology tier_topo;
-
 static _Atomic int boot_state; /* 0 not started, 1 booting, 2 done */
 static __thread bool booting;
-static pthread_mutex_t ctl_mutex = PTHREAD_MUTEX_INITIALIZER;
-
-void tier_ctl_lock(void) { pthread_mutex_lock(&ctl_mutex); }
-void tier_ctl_unlock(void) { pthread_mutex_unlock(&ctl_mutex); }
+static void boot_once(void);
+/* the lazy boot of the layers below (knobs.h) */
+void (*const tier_boot_fn)(void) = boot_once;
 
 /* fork: our locks are taken after jemalloc's (handlers registered before
  * jemalloc initialises run their prepare step after its), so no hook can
@@ -37,7 +33,7 @@ void tier_ctl_unlock(void) { pthread_mutex_unlock(&ctl_mutex); }
 static void prefork(void)
 {
 	tier_balance_lock();
-	pthread_mutex_lock(&ctl_mutex);
+	tier_ctl_lock();
 	tier_registry_prefork();
 	tier_pool_prefork();
 	urcu_bp_before_fork();
@@ -48,7 +44,7 @@ static void postfork_parent(void)
 	urcu_bp_after_fork_parent();
 	tier_pool_postfork();
 	tier_registry_postfork();
-	pthread_mutex_unlock(&ctl_mutex);
+	tier_ctl_unlock();
 	tier_balance_unlock();
 }
 
@@ -58,7 +54,7 @@ static void postfork_child(void)
 	tier_pool_postfork();
 	tier_registry_postfork();
 	tier_place_rebuild();
-	pthread_mutex_unlock(&ctl_mutex);
+	tier_ctl_unlock();
 	tier_balance_unlock();
 }
 
@@ -100,7 +96,7 @@ static void boot(void)
 		tier_log("could not install extent hooks; allocations are served untiered");
 }
 
-void tier_boot(void)
+static void boot_once(void)
 {
 	if (TIER_LIKELY(atomic_load_explicit(&boot_state, memory_order_acquire) == 2) || booting)
 		return;

@@ -8,7 +8,8 @@
 #include <unistd.h>
 
 #include "heat_hist.h"
-#include "init.h"
+#include "knobs.h"
+#include "topology.h"
 #include "job.h"
 #include "jobshare.h"
 #include "ledger.h"

@@ -3,7 +3,7 @@
  * with a pin. */
 #include <errno.h>
 
-#include "init.h"
+#include "knobs.h"
 #include "pin.h"
 #include "registry.h"
 #include "stats.h"

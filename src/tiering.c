@@ -6,7 +6,7 @@
 #include <pthread.h>
 #include <sys/mman.h>
 
-#include "init.h"
+#include "knobs.h"
 #include "migrate.h"
 #include "monitor.h"
 #include "place.h"
