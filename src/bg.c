@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "advise.h"
-#include "arena.h"
+#include "thread.h"
 #include "bg.h"
 #include "budget.h"
 #define TIER_CHAN_PROCESS

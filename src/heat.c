@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "arena.h"
+#include "thread.h"
 
 #include "heat.h"
 #include "knobs.h"
