@@ -22,8 +22,8 @@
 #include "pool.h"
 #include "registry.h"
 #include "resident.h"
-#include "stats.h"
 #include "ctl.h"
+#include "tiermalloc.h"
 #include "reentry.h"
 #include "sigpool.h"
 
@@ -173,18 +173,6 @@ static int h_check(const struct req *r, long i, const struct tier_knob *k)
 {
 	(void)i, (void)k;
 	RO_VALUE(size_t, tier_registry_check() + tier_place_check());
-}
-
-/* Apply a knob written at run time to the modules that cache it. */
-static void knob_applied(const struct tier_knob *k)
-{
-	if (!strcmp(k->name, "fast_limit")) {
-		atomic_store(&tier_place.fast_limit, tier_settings.fast_limit);
-	} else if (!strcmp(k->name, "enabled")) {
-		atomic_store(&tier_place.active, tier_settings.enabled && tier_topo.ntiers > 1);
-		tier_bg_start();
-	}
-	tier_bg_kick();
 }
 
 /* tier.promote / tier.demote: move N bytes now; reads back what moved. */
@@ -452,7 +440,7 @@ static int h_knob(const struct req *r, long i, const struct tier_knob *k)
 			e = EINVAL;
 		} else {
 			memcpy(field, r->newp, size);
-			knob_applied(k);
+			tier_knob_written(k);
 		}
 	}
 	tier_ctl_unlock();

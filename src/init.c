@@ -10,6 +10,7 @@
 
 #include "arena.h"
 #include "bg.h"
+#include "period.h"
 #define TIER_CHAN_PROCESS
 #include "chan.h"
 #include "tiering.h"
@@ -77,6 +78,28 @@ static bool hooks_needed(void)
 	return tier_topo.ntiers >= 2 || tier_settings.advise || tier_settings.always_hook;
 }
 
+/* Knob effects (knobs.h): the budget and the switch as written through
+ * tier_mallctl, then a wake-up of the background thread for any knob. */
+static void fast_limit_set(void)
+{
+	tier_place_set_fast_limit(tier_settings.fast_limit);
+}
+
+static void enabled_set(void)
+{
+	atomic_store(&tier_place.active, tier_settings.enabled && tier_topo.ntiers > 1);
+	tier_bg_start();
+}
+
+/* The channel is the pipeline's last step, and also runs in periods that
+ * track nothing (ctl:true with one tier). */
+static void chan_step(struct tier_bg_round *r)
+{
+	(void)r;
+	tier_chan_tick();
+}
+static const struct tier_bg_step chan_steps[] = {{"channel", chan_step, TIER_BG_ALWAYS, NULL}};
+
 static void boot(void)
 {
 	tier_settings_default(&tier_settings);
@@ -89,6 +112,12 @@ static void boot(void)
 	if (!tier_knob_given(&tier_settings, "fast_limit"))
 		tier_settings.fast_limit = default_fast_limit();
 	tier_place_setup(&tier_topo, tier_settings.enabled, tier_settings.fast_limit);
+
+	tier_knob_on_set("fast_limit", fast_limit_set);
+	tier_knob_on_set("enabled", enabled_set);
+	tier_knob_on_any(tier_bg_kick);
+	tier_bg_add_steps(tier_period_steps, tier_period_nsteps);
+	tier_bg_add_steps(chan_steps, 1);
 
 	pthread_atfork(prefork, postfork_parent, postfork_child);
 	tier_arena_large_cache(tier_settings.large_cache);
@@ -112,6 +141,15 @@ static void boot_once(void)
 	}
 	while (atomic_load_explicit(&boot_state, memory_order_acquire) != 2)
 		sched_yield();
+}
+
+/* fork, in the child after jemalloc's handler: the channel and the job
+ * membership are the parent's; then a fresh background thread */
+static void after_fork_child(void)
+{
+	tier_chan_after_fork_child();
+	tier_job_after_fork_child();
+	tier_bg_after_fork_child();
 }
 
 static void at_exit(void)
@@ -176,7 +214,7 @@ void tier_start(void)
 	dallocx(mallocx(1, 0), 0);
 	tier_reentry_leave(was);
 	pthread_atfork(tier_arenas_prefork, tier_arenas_postfork, tier_arenas_postfork);
-	pthread_atfork(NULL, NULL, tier_bg_after_fork_child);
+	pthread_atfork(NULL, NULL, after_fork_child);
 	/* a job member places its first allocations by its share, not by
 	 * its own budget: join before the program runs */
 	tier_job_period();
