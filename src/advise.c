@@ -86,3 +86,13 @@ void tier_advise_tick(bool final)
 		csv_fd = -1;
 	}
 }
+
+const char *const tier_advise_names[TIER_ADVISE_VALUES] = {"seen_1s", "seen_10s", "seen_60s", "size_90",
+							   "size_95", "size_99", "tracked"};
+
+uint64_t tier_advise_value(int i)
+{
+	return i < 3 ? atomic_load(&tier_advise_stats.seen[i])
+	       : i < 6 ? atomic_load(&tier_advise_stats.size[i - 3])
+		       : atomic_load(&tier_advise_stats.tracked);
+}

@@ -265,9 +265,7 @@ static int h_mon_idle(const struct req *r, long i, const struct tier_knob *k)
 static int h_advise(const struct req *r, long i, const struct tier_knob *k)
 {
 	(void)k;
-	RO_VALUE(size_t, (size_t)(i < 3 ? atomic_load(&tier_advise_stats.seen[i])
-				  : i < 6 ? atomic_load(&tier_advise_stats.size[i - 3])
-					  : atomic_load(&tier_advise_stats.tracked)));
+	RO_VALUE(size_t, (size_t)tier_advise_value((int)i));
 }
 
 /* tier.heat.of: write an address (uintptr_t), read the heat of its block
@@ -596,9 +594,6 @@ static const struct node nodes[] = {
 	{"stats.reentrant.refused", h_re_refused, TC_U64, false},
 };
 
-/* stats.advise.<name>: index into h_advise */
-static const char *const advise_names[] = {"seen_1s", "seen_10s", "seen_60s", "size_90",
-					   "size_95", "size_99", "tracked"};
 
 /* Match name against pattern; '#' takes a decimal index. */
 static bool match(const char *pattern, const char *name, long *idx)
@@ -668,8 +663,8 @@ int tier_ctl_names(void (*cb)(void *ctx, const char *name, enum tier_ctl_type ty
 		cb(ctx, name, TC_U64, false);
 		n++;
 	}
-	for (size_t a = 0; a < sizeof(advise_names) / sizeof(*advise_names); a++) {
-		snprintf(name, sizeof(name), "stats.advise.%s", advise_names[a]);
+	for (size_t a = 0; a < TIER_ADVISE_VALUES; a++) {
+		snprintf(name, sizeof(name), "stats.advise.%s", tier_advise_names[a]);
 		cb(ctx, name, TC_SIZE, false);
 		n++;
 	}
@@ -760,8 +755,8 @@ int tier_mallctl(const char *name, void *oldp, size_t *oldlenp, void *newp, size
 		return ENOENT;
 	}
 	if (!strncmp(name, "stats.advise.", 13)) {
-		for (size_t a = 0; a < sizeof(advise_names) / sizeof(*advise_names); a++)
-			if (!strcmp(name + 13, advise_names[a]))
+		for (size_t a = 0; a < TIER_ADVISE_VALUES; a++)
+			if (!strcmp(name + 13, tier_advise_names[a]))
 				return h_advise(&r, (long)a, NULL);
 		return ENOENT;
 	}
