@@ -233,7 +233,14 @@ static const struct {
 	CXL_COUNTER(regions_refused, "regions refused"),
 };
 
-static uint64_t cxl_counter(size_t i)
+const size_t tier_stats_cxl_count = sizeof(cxl_counters) / sizeof(*cxl_counters);
+
+const char *tier_stats_cxl_name(size_t i)
+{
+	return cxl_counters[i].json;
+}
+
+uint64_t tier_stats_cxl_counter(size_t i)
 {
 	return atomic_load((_Atomic uint64_t *)((char *)&tier_cxl_stats + cxl_counters[i].off));
 }
@@ -334,8 +341,8 @@ static void walk(struct tier_emitter *e, const struct snap *s)
 	per_source(e, "faults", "faults caused", TIER_EV_U64, s->faults, sizeof(s->faults[0]));
 	per_source(e, "fault_ns", "ns per fault", TIER_EV_U64, s->src_fault_ns, sizeof(s->src_fault_ns[0]));
 	tier_emit_dict_begin(e, "cxl", "cxl hot lists");
-	for (size_t i = 0; i < sizeof(cxl_counters) / sizeof(*cxl_counters); i++)
-		tier_emit_u64(e, cxl_counters[i].json, cxl_counters[i].text, cxl_counter(i));
+	for (size_t i = 0; i < tier_stats_cxl_count; i++)
+		tier_emit_u64(e, cxl_counters[i].json, cxl_counters[i].text, tier_stats_cxl_counter(i));
 	tier_emit_dict_end(e);
 	tier_emit_dict_end(e);
 	tier_emit_dict_begin(e, "migration", NULL);
