@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <strings.h>
 
-#include "../src/arena.h"
+#include "../src/thread.h"
 
 void *mallocx(size_t size, int flags);
 void *rallocx(void *ptr, size_t size, int flags);

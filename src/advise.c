@@ -7,7 +7,7 @@
 
 #include "advise.h"
 #include "bg.h"
-#include "init.h"
+#include "knobs.h"
 #include "monitor.h"
 
 #define TICK_NS 1000000000ull
@@ -85,4 +85,14 @@ void tier_advise_tick(bool final)
 		close(csv_fd);
 		csv_fd = -1;
 	}
+}
+
+const char *const tier_advise_names[TIER_ADVISE_VALUES] = {"seen_1s", "seen_10s", "seen_60s", "size_90",
+							   "size_95", "size_99", "tracked"};
+
+uint64_t tier_advise_value(int i)
+{
+	return i < 3 ? atomic_load(&tier_advise_stats.seen[i])
+	       : i < 6 ? atomic_load(&tier_advise_stats.size[i - 3])
+		       : atomic_load(&tier_advise_stats.tracked);
 }

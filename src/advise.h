@@ -21,6 +21,13 @@ struct tier_advise_stats {
 };
 extern struct tier_advise_stats tier_advise_stats;
 
+/* The curve's values by name, for tier_mallctl (stats.advise.<name>)
+ * and the stats ("advise"): seen_1s, seen_10s, seen_60s, size_90,
+ * size_95, size_99, tracked. */
+#define TIER_ADVISE_VALUES 7
+extern const char *const tier_advise_names[TIER_ADVISE_VALUES];
+uint64_t tier_advise_value(int i);
+
 /* Background thread: recompute when a second has passed (or `final`). */
 void tier_advise_tick(bool final);
 

@@ -44,7 +44,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "init.h"
+#include "knobs.h"
 #include "registry.h"
 #include "tiermalloc.h"
 
@@ -74,7 +74,6 @@ static void unlock_arenas(void)
 	pthread_mutex_unlock(&arena_lock);
 	tier_reentry_leave(was);
 }
-static _Atomic(signed char) pinned[TIER_MAX_ARENAS];
 static _Atomic unsigned tier_arena[TIER_MAX_TIERS];
 static int ntiers;
 static bool hooks_on;                      /* automatic arenas get our hooks */
@@ -100,12 +99,6 @@ static bool mibs_ok;
 static __thread bool tls_bound __attribute__((tls_model("initial-exec")));
 
 __thread size_t tier_tls_watch __attribute__((tls_model("initial-exec")));
-
-int tier_arena_pinned_tier(unsigned arena)
-{
-	return arena < TIER_MAX_ARENAS ? atomic_load_explicit(&pinned[arena], memory_order_relaxed) - 1
-				       : -1;
-}
 
 bool tier_arena_huge_hooked(void) { return atomic_load(&huge_hooked); }
 bool tier_arenas_hooking(void) { return hooks_on; }
@@ -443,8 +436,7 @@ unsigned tier_arena_of_tier(int tier)
 		if (mallctl("arenas.create", &a, &sz, &h, sizeof(h)) == 0) {
 			/* pinned before the index is published: every extent
 			 * of the arena's data is placed on its tier */
-			if (a < TIER_MAX_ARENAS)
-				atomic_store(&pinned[a], (signed char)(tier + 1));
+			tier_hooks_pin_arena(a, tier);
 			atomic_store_explicit(&tier_arena[tier], a, memory_order_release);
 		} else {
 			a = NONE;

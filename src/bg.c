@@ -12,21 +12,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "advise.h"
-#include "arena.h"
 #include "bg.h"
 #include "budget.h"
 #include "burst.h"
-#define TIER_CHAN_PROCESS
-#include "chan.h"
 #include "heat.h"
-#include "init.h"
-#include "job.h"
+#include "knobs.h"
 #include "migrate.h"
 #include "monitor.h"
 #include "place.h"
-#include "registry.h"
 #include "sysfs.h"
+#include "thread.h"
 #include "tiering.h"
 
 /* Periods in a row with nothing that could move before the cheap watch. */
@@ -40,6 +35,37 @@ static pthread_t thread;
 static int evfd = -1;
 static _Atomic bool stop_req;
 static bool started;
+
+#define MAX_STEPS 16
+static struct tier_bg_step steps[MAX_STEPS];
+static size_t nsteps;
+
+void tier_bg_add_steps(const struct tier_bg_step *add, size_t n)
+{
+	for (size_t i = 0; i < n && nsteps < MAX_STEPS; i++)
+		steps[nsteps++] = add[i];
+}
+
+/* Run the pipeline once; untracked: only the steps flagged always. */
+static void run_steps(struct tier_bg_round *r, bool tracked)
+{
+	bool locked = false;
+	for (size_t i = 0; i < nsteps; i++) {
+		if (!tracked && !(steps[i].flags & TIER_BG_ALWAYS))
+			continue;
+		bool want = steps[i].flags & TIER_BG_LOCKED;
+		if (want != locked) {
+			if (want)
+				tier_balance_lock();
+			else
+				tier_balance_unlock();
+			locked = want;
+		}
+		steps[i].run(r);
+	}
+	if (locked)
+		tier_balance_unlock();
+}
 
 static int hist_bucket(uint64_t ns)
 {
@@ -93,14 +119,6 @@ static bool evfd_ours(int fd)
 static bool tiering_wanted(void)
 {
 	return atomic_load(&tier_place.active) || tier_settings.advise;
-}
-
-static void gone(struct tier_mapping *m, void *ctx)
-{
-	(void)ctx;
-	tier_heat_gone(m);
-	tier_monitor_gone(m);
-	tier_balance_gone(m);
 }
 
 /* Costs outside this thread, summed by kind over the sources. */
@@ -186,7 +204,8 @@ static void *bg_main(void *arg)
 			gain = tracking;
 		}
 		if (!tracking) {
-			tier_chan_tick();
+			struct tier_bg_round idle = {.period = period};
+			run_steps(&idle, false);
 			atomic_store(&tier_bg_stats.periods, ++period);
 			next = start + (uint64_t)period_ms * 1000000ull;
 			continue;
@@ -203,20 +222,12 @@ static void *bg_main(void *arg)
 		quiet = nothing_to_do() ? quiet + 1 : 0;
 		double decay = exp2(-(double)period_ms / (double)tier_settings.heat_half_life_ms);
 
-		tier_balance_lock();
-		tier_monitor_set_idle(quiet >= IDLE_ENTER);
-		uint64_t faults = 0;
-		uint64_t sched = tier_monitor_period(++period, decay, tier_budget_allowance(&bud), &faults);
-		/* the job's share of the budget sets this period's fast_limit */
-		tier_job_period();
-		tier_balance(period);
+		struct tier_bg_round round = {.period = ++period, .decay = decay,
+					      .allowance_ns = tier_budget_allowance(&bud),
+					      .idle = quiet >= IDLE_ENTER};
+		run_steps(&round, true);
+		uint64_t faults = round.fault_ns, sched = round.sched_ns;
 		gain = atomic_load(&tier_balance_stats.gain);
-		tier_balance_unlock();
-		tier_registry_reclaim(gone, NULL);
-		tier_advise_tick(false);
-		/* outside the balance lock: a request may move memory */
-		tier_chan_tick();
-		tier_job_requests();
 
 		/* what this period cost, everywhere */
 		uint64_t self = tier_clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
@@ -279,7 +290,9 @@ static void *bg_main(void *arg)
 	}
 	if (tracking) {
 		tier_heat_stop();
-		tier_advise_tick(true);
+		for (size_t i = 0; i < nsteps; i++)
+			if (steps[i].stop)
+				steps[i].stop();
 	}
 	return NULL;
 }
@@ -343,8 +356,6 @@ void tier_bg_stop(void)
 
 void tier_bg_after_fork_child(void)
 {
-	tier_chan_after_fork_child();
-	tier_job_after_fork_child();
 	if (!started)
 		return;
 	/* the parent's thread, descriptors and source registrations are its own */

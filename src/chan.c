@@ -18,7 +18,8 @@
 #include "bg.h"
 #include "chan.h"
 #include "ctl.h"
-#include "init.h"
+#include "knobs.h"
+#include "topology.h"
 #include "migrate.h"
 #include "monitor.h"
 #include "place.h"
@@ -218,10 +219,13 @@ static void sink_put(void *ctx, const char *s)
 	k->buf[k->n] = '\0';
 }
 
-static void list_one(void *ctx, const char *n, enum tier_ctl_type t, bool w)
+/* "NAME rw|r TYPE", and for stats " json:PATH" (the same value in the
+ * JSON stats) */
+static void list_one(void *ctx, const char *n, enum tier_ctl_type t, bool w, const char *json)
 {
-	char line[200];
-	snprintf(line, sizeof(line), "%s %s %s\n", n, w ? "rw" : "r", tier_ctl_type_name(t));
+	char line[240];
+	snprintf(line, sizeof(line), "%s %s %s%s%s\n", n, w ? "rw" : "r", tier_ctl_type_name(t),
+		 json ? " json:" : "", json ? json : "");
 	sink_put(ctx, line);
 }
 

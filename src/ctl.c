@@ -15,16 +15,19 @@
 #include "monitor.h"
 #include "pin.h"
 #include "tiering.h"
-#include "init.h"
+#include "knobs.h"
+#include "topology.h"
 #include "job.h"
 #include "place.h"
 #include "pool.h"
 #include "registry.h"
 #include "resident.h"
-#include "stats.h"
 #include "ctl.h"
+#include "tiermalloc.h"
 #include "reentry.h"
 #include "sigpool.h"
+#include "large.h"
+#include "stats.h"
 
 struct req {
 	void *oldp;
@@ -174,18 +177,6 @@ static int h_check(const struct req *r, long i, const struct tier_knob *k)
 	RO_VALUE(size_t, tier_registry_check() + tier_place_check());
 }
 
-/* Apply a knob written at run time to the modules that cache it. */
-static void knob_applied(const struct tier_knob *k)
-{
-	if (!strcmp(k->name, "fast_limit")) {
-		atomic_store(&tier_place.fast_limit, tier_settings.fast_limit);
-	} else if (!strcmp(k->name, "enabled")) {
-		atomic_store(&tier_place.active, tier_settings.enabled && tier_topo.ntiers > 1);
-		tier_bg_start();
-	}
-	tier_bg_kick();
-}
-
 /* tier.promote / tier.demote: move N bytes now; reads back what moved. */
 static int h_move(const struct req *r, bool promote)
 {
@@ -259,6 +250,16 @@ U64_STAT(h_re_failed, atomic_load(&tier_sigpool.failed))
 U64_STAT(h_re_pool_bytes, atomic_load(&tier_sigpool.in_use))
 U64_STAT(h_re_deferred, atomic_load(&tier_reentry_stats.deferred_frees))
 U64_STAT(h_re_refused, atomic_load(&tier_reentry_stats.refused))
+U64_STAT(h_large_checks, atomic_load(&tier_large_stats.checks))
+U64_STAT(h_large_purges, atomic_load(&tier_large_stats.purges))
+U64_STAT(h_large_purged, atomic_load(&tier_large_stats.purged))
+U64_STAT(h_large_held, atomic_load(&tier_large_stats.cached))
+
+static int h_large_on(const struct req *r, long i, const struct tier_knob *k)
+{
+	(void)i, (void)k;
+	RO_VALUE(bool, tier_large_on());
+}
 
 static int h_bg_share(const struct req *r, long i, const struct tier_knob *k)
 {
@@ -276,9 +277,7 @@ static int h_mon_idle(const struct req *r, long i, const struct tier_knob *k)
 static int h_advise(const struct req *r, long i, const struct tier_knob *k)
 {
 	(void)k;
-	RO_VALUE(size_t, (size_t)(i < 3 ? atomic_load(&tier_advise_stats.seen[i])
-				  : i < 6 ? atomic_load(&tier_advise_stats.size[i - 3])
-					  : atomic_load(&tier_advise_stats.tracked)));
+	RO_VALUE(size_t, (size_t)tier_advise_value((int)i));
 }
 
 /* tier.heat.of: write an address (uintptr_t), read the heat of its block
@@ -311,35 +310,11 @@ static int h_cxl_report(const struct req *r, long i, const struct tier_knob *k)
 	return tier_cxl_submit(r->newp, r->newlen);
 }
 
-/* stats.heat.cxl.<counter> */
-static const char *const cxl_names[] = {"bytes", "accepted", "rejected_malformed", "rejected_version",
-					"rejected_range", "rejected_foreign", "rejected_duplicate",
-					"rejected_dpa", "capped_pages", "dropped_bytes",
-					/* the reverse map, its costs, the regions */
-					"map_reads", "map_checks", "map_stale", "map_full", "map_pages", "hits_dropped",
-					"resolves", "resolve_ns", "region_reads", "region_changes",
-					"regions_refused", "rejected_interleave"};
-static _Atomic uint64_t *cxl_counter(size_t i)
-{
-	_Atomic uint64_t *const c[] = {&tier_cxl_stats.bytes, &tier_cxl_stats.accepted,
-				       &tier_cxl_stats.rejected_malformed, &tier_cxl_stats.rejected_version,
-				       &tier_cxl_stats.rejected_range, &tier_cxl_stats.rejected_foreign,
-				       &tier_cxl_stats.rejected_duplicate, &tier_cxl_stats.rejected_dpa,
-				       &tier_cxl_stats.capped_pages, &tier_cxl_stats.dropped_bytes,
-				       &tier_cxl_stats.map_reads, &tier_cxl_stats.map_checks,
-				       &tier_cxl_stats.map_stale, &tier_cxl_stats.map_full,
-				       &tier_cxl_stats.map_pages, &tier_cxl_stats.hits_dropped,
-				       &tier_cxl_stats.resolves,
-				       &tier_cxl_stats.resolve_ns, &tier_cxl_stats.region_reads,
-				       &tier_cxl_stats.region_changes, &tier_cxl_stats.regions_refused,
-				       &tier_cxl_stats.rejected_interleave};
-	_Static_assert(sizeof(c) / sizeof(*c) == sizeof(cxl_names) / sizeof(*cxl_names), "one name each");
-	return c[i];
-}
+/* stats.heat.cxl.<counter>: the table the stats print (stats.c) */
 static int h_cxl_stat(const struct req *r, long i, const struct tier_knob *k)
 {
 	(void)k;
-	RO_VALUE(uint64_t, atomic_load(cxl_counter((size_t)i)));
+	RO_VALUE(uint64_t, tier_stats_cxl_counter((size_t)i));
 }
 
 static int h_bg_running(const struct req *r, long i, const struct tier_knob *k)
@@ -451,7 +426,7 @@ static int h_knob(const struct req *r, long i, const struct tier_knob *k)
 			e = EINVAL;
 		} else {
 			memcpy(field, r->newp, size);
-			knob_applied(k);
+			tier_knob_written(k);
 		}
 	}
 	tier_ctl_unlock();
@@ -515,124 +490,105 @@ struct node {
 	handler fn;
 	enum tier_ctl_type type;
 	bool writable;
+	const char *json;    /* stats.*: the JSON stats' path of the same value */
 };
 
 static const struct node nodes[] = {
-	{"version", h_version, TC_STR, false},
-	{"tier.count", h_count, TC_UNSIGNED, false},
-	{"tier.active", h_active, TC_BOOL, false},
-	{"tier.method", h_method, TC_STR, false},
-	{"tier.off_reason", h_off_reason, TC_STR, false},
-	{"tier.#.nodes", h_nodes, TC_STR, false},
-	{"tier.#.nodemask", h_nodemask, TC_U64, false},
-	{"tier.#.reason", h_reason, TC_STR, false},
-	{"tier.#.kind", h_kind, TC_STR, false},
-	{"tier.#.devices", h_devices, TC_STR, false},
-	{"tier.#.arena", h_arena, TC_UNSIGNED, false},
-	{"tier.#.resident", h_resident, TC_SIZE, false},
-	{"tier.#.placed", h_placed, TC_SIZE, false},
-	{"tier.#.committed", h_committed_tier, TC_SIZE, false},
-	{"stats.extents", h_extents, TC_SIZE, false},
-	{"stats.mapped", h_mapped, TC_SIZE, false},
-	{"stats.mappings", h_mappings, TC_SIZE, false},
-	{"stats.committed", h_committed, TC_SIZE, false},
-	{"stats.metadata", h_metadata, TC_SIZE, false},
-	{"debug.check", h_check, TC_SIZE, false},
-	{"tier.promote", h_promote, TC_MOVE, true},
-	{"tier.demote", h_demote, TC_MOVE, true},
-	{"tier.heat.sources", h_sources, TC_STR, false},
-	{"stats.promoted_bytes", h_promoted_bytes, TC_U64, false},
-	{"stats.promoted_blocks", h_promoted_blocks, TC_U64, false},
-	{"stats.demoted_bytes", h_demoted_bytes, TC_U64, false},
-	{"stats.demoted_blocks", h_demoted_blocks, TC_U64, false},
-	{"stats.moved_pages", h_moved_pages, TC_U64, false},
-	{"stats.failed_pages", h_failed_pages, TC_U64, false},
-	{"stats.migrate_ns", h_migrate_ns, TC_U64, false},
-	{"stats.bg.cpu_ns", h_bg_cpu_ns, TC_U64, false},
-	{"stats.bg.periods", h_bg_periods, TC_U64, false},
-	{"stats.bg.tid", h_bg_tid, TC_U64, false},
-	{"stats.bg.running", h_bg_running, TC_BOOL, false},
-	{"stats.bg.kernel_ns", h_bg_kernel_ns, TC_U64, false},
-	{"stats.bg.fault_ns", h_bg_fault_ns, TC_U64, false},
-	{"stats.bg.share", h_bg_share, TC_DOUBLE, false},
-	{"stats.bg.period_cost_p50_ns", h_bg_cost_p50, TC_U64, false},
-	{"stats.bg.period_cost_p99_ns", h_bg_cost_p99, TC_U64, false},
-	{"stats.bg.period_work_p50_ns", h_bg_work_p50, TC_U64, false},
-	{"stats.bg.period_work_p99_ns", h_bg_work_p99, TC_U64, false},
-	{"stats.monitor.passes", h_mon_passes, TC_U64, false},
-	{"stats.monitor.sweep_blocks", h_mon_sweep_blocks, TC_U64, false},
-	{"stats.monitor.pass_periods", h_mon_pass_periods, TC_U64, false},
-	{"stats.monitor.pass_blocks", h_mon_pass_blocks, TC_U64, false},
-	{"stats.monitor.watched", h_mon_watched, TC_U64, false},
-	{"stats.monitor.cold", h_mon_cold, TC_U64, false},
-	{"stats.monitor.allowance_ns", h_mon_allowance, TC_U64, false},
-	{"stats.monitor.spent_ns", h_mon_spent, TC_U64, false},
-	{"stats.monitor.idle", h_mon_idle, TC_BOOL, false},
-	{"stats.monitor.idle_periods", h_mon_idle_periods, TC_U64, false},
-	{"tier.heat.of", h_heat_of, TC_HEAT_OF, true},
-	{"tier.cxl.report", h_cxl_report, TC_REPORT, true},
-	{"job.state", h_job_0, TC_STR, false},
-	{"job.name", h_job_1, TC_STR, false},
-	{"job.ledger", h_job_2, TC_STR, false},
-	{"job.members", h_job_3, TC_UNSIGNED, false},
-	{"job.fast_limit", h_job_4, TC_SIZE, false},
-	{"job.share", h_job_5, TC_SIZE, false},
-	{"job.limit", h_job_6, TC_SIZE, false},
-	{"job.fast_bytes", h_job_7, TC_SIZE, false},
-	{"job.requests", h_job_8, TC_U64, false},
-	{"job.cgroup", h_job_9, TC_STR, false},
-	{"cgroup.memory_max", h_job_10, TC_U64, false},
-	{"cgroup.memory_current", h_job_11, TC_U64, false},
-	{"cgroup.mems", h_job_12, TC_STR, false},
+	{"version", h_version, TC_STR, false, NULL},
+	{"tier.count", h_count, TC_UNSIGNED, false, NULL},
+	{"tier.active", h_active, TC_BOOL, false, NULL},
+	{"tier.method", h_method, TC_STR, false, NULL},
+	{"tier.off_reason", h_off_reason, TC_STR, false, NULL},
+	{"tier.#.nodes", h_nodes, TC_STR, false, NULL},
+	{"tier.#.nodemask", h_nodemask, TC_U64, false, NULL},
+	{"tier.#.reason", h_reason, TC_STR, false, NULL},
+	{"tier.#.kind", h_kind, TC_STR, false, NULL},
+	{"tier.#.devices", h_devices, TC_STR, false, NULL},
+	{"tier.#.arena", h_arena, TC_UNSIGNED, false, NULL},
+	{"tier.#.resident", h_resident, TC_SIZE, false, NULL},
+	{"tier.#.placed", h_placed, TC_SIZE, false, NULL},
+	{"tier.#.committed", h_committed_tier, TC_SIZE, false, NULL},
+	{"stats.extents", h_extents, TC_SIZE, false, "extents"},
+	{"stats.mapped", h_mapped, TC_SIZE, false, "mapped"},
+	{"stats.mappings", h_mappings, TC_SIZE, false, "mappings"},
+	{"stats.committed", h_committed, TC_SIZE, false, "committed"},
+	{"stats.metadata", h_metadata, TC_SIZE, false, "metadata.tiermalloc"},
+	{"debug.check", h_check, TC_SIZE, false, NULL},
+	{"tier.promote", h_promote, TC_MOVE, true, NULL},
+	{"tier.demote", h_demote, TC_MOVE, true, NULL},
+	{"tier.heat.sources", h_sources, TC_STR, false, NULL},
+	{"stats.promoted_bytes", h_promoted_bytes, TC_U64, false, "migration.promoted_bytes"},
+	{"stats.promoted_blocks", h_promoted_blocks, TC_U64, false, "migration.promoted_blocks"},
+	{"stats.demoted_bytes", h_demoted_bytes, TC_U64, false, "migration.demoted_bytes"},
+	{"stats.demoted_blocks", h_demoted_blocks, TC_U64, false, "migration.demoted_blocks"},
+	{"stats.moved_pages", h_moved_pages, TC_U64, false, "migration.pages_on_target"},
+	{"stats.failed_pages", h_failed_pages, TC_U64, false, "migration.failed_pages"},
+	{"stats.migrate_ns", h_migrate_ns, TC_U64, false, "migration.ns"},
+	{"stats.bg.cpu_ns", h_bg_cpu_ns, TC_U64, false, "background.cpu_ns"},
+	{"stats.bg.periods", h_bg_periods, TC_U64, false, "background.periods"},
+	{"stats.bg.tid", h_bg_tid, TC_U64, false, "background.tid"},
+	{"stats.bg.running", h_bg_running, TC_BOOL, false, "background.running"},
+	{"stats.bg.kernel_ns", h_bg_kernel_ns, TC_U64, false, "background.kernel_ns"},
+	{"stats.bg.fault_ns", h_bg_fault_ns, TC_U64, false, "background.fault_ns"},
+	{"stats.bg.share", h_bg_share, TC_DOUBLE, false, "background.recent_share"},
+	{"stats.bg.period_cost_p50_ns", h_bg_cost_p50, TC_U64, false, "background.period_cost_p50_ns"},
+	{"stats.bg.period_cost_p99_ns", h_bg_cost_p99, TC_U64, false, "background.period_cost_p99_ns"},
+	{"stats.bg.period_work_p50_ns", h_bg_work_p50, TC_U64, false, "background.period_work_p50_ns"},
+	{"stats.bg.period_work_p99_ns", h_bg_work_p99, TC_U64, false, "background.period_work_p99_ns"},
+	{"stats.monitor.passes", h_mon_passes, TC_U64, false, "monitor.passes"},
+	{"stats.monitor.sweep_blocks", h_mon_sweep_blocks, TC_U64, false, "monitor.sweep_blocks"},
+	{"stats.monitor.pass_periods", h_mon_pass_periods, TC_U64, false, "monitor.pass_periods"},
+	{"stats.monitor.pass_blocks", h_mon_pass_blocks, TC_U64, false, "monitor.pass_blocks"},
+	{"stats.monitor.watched", h_mon_watched, TC_U64, false, "monitor.watched"},
+	{"stats.monitor.cold", h_mon_cold, TC_U64, false, "monitor.cold"},
+	{"stats.monitor.allowance_ns", h_mon_allowance, TC_U64, false, "monitor.allowance_ns"},
+	{"stats.monitor.spent_ns", h_mon_spent, TC_U64, false, "monitor.spent_ns"},
+	{"stats.monitor.idle", h_mon_idle, TC_BOOL, false, "monitor.idle"},
+	{"stats.monitor.idle_periods", h_mon_idle_periods, TC_U64, false, "monitor.idle_periods"},
+	{"tier.heat.of", h_heat_of, TC_HEAT_OF, true, NULL},
+	{"tier.cxl.report", h_cxl_report, TC_REPORT, true, NULL},
+	{"job.state", h_job_0, TC_STR, false, NULL},
+	{"job.name", h_job_1, TC_STR, false, NULL},
+	{"job.ledger", h_job_2, TC_STR, false, NULL},
+	{"job.members", h_job_3, TC_UNSIGNED, false, NULL},
+	{"job.fast_limit", h_job_4, TC_SIZE, false, NULL},
+	{"job.share", h_job_5, TC_SIZE, false, NULL},
+	{"job.limit", h_job_6, TC_SIZE, false, NULL},
+	{"job.fast_bytes", h_job_7, TC_SIZE, false, NULL},
+	{"job.requests", h_job_8, TC_U64, false, NULL},
+	{"job.cgroup", h_job_9, TC_STR, false, NULL},
+	{"cgroup.memory_max", h_job_10, TC_U64, false, NULL},
+	{"cgroup.memory_current", h_job_11, TC_U64, false, NULL},
+	{"cgroup.mems", h_job_12, TC_STR, false, NULL},
 	/* device awareness (issue 10) */
-	{"stats.migrate_retries", h_migrate_retries, TC_U64, false},
-	{"stats.device.held_blocks", h_device_held, TC_SIZE, false},
-	{"stats.device.held_bytes", h_device_held_bytes, TC_SIZE, false},
-	{"stats.device.held_marked", h_device_marked, TC_U64, false},
-	{"stats.device.held_reason", h_device_reason, TC_STR, false},
-	{"stats.device.pinned_blocks", h_device_pinned, TC_SIZE, false},
-	{"stats.device.pinned_bytes", h_device_pinned_bytes, TC_SIZE, false},
-	{"stats.device.reg_calls", h_devreg_calls, TC_U64, false},
-	{"stats.device.reg_pinned", h_devreg_pinned, TC_U64, false},
-	{"stats.device.reg_foreign", h_devreg_foreign, TC_U64, false},
-	{"stats.device.reg_untracked", h_devreg_untracked, TC_U64, false},
-	{"stats.device.reg_unpinned", h_devreg_unpinned, TC_U64, false},
-	{"stats.device.reg_missing", h_devreg_missing, TC_U64, false},
-	{"stats.device.reg_live", h_devreg_live, TC_U64, false},
+	{"stats.migrate_retries", h_migrate_retries, TC_U64, false, "migration.retries"},
+	{"stats.device.held_blocks", h_device_held, TC_SIZE, false, "device.held_blocks"},
+	{"stats.device.held_bytes", h_device_held_bytes, TC_SIZE, false, "device.held_bytes"},
+	{"stats.device.held_marked", h_device_marked, TC_U64, false, "device.held_marked"},
+	{"stats.device.held_reason", h_device_reason, TC_STR, false, "device.held_reason"},
+	{"stats.device.pinned_blocks", h_device_pinned, TC_SIZE, false, "device.pinned_blocks"},
+	{"stats.device.pinned_bytes", h_device_pinned_bytes, TC_SIZE, false, "device.pinned_bytes"},
+	{"stats.device.reg_calls", h_devreg_calls, TC_U64, false, "device.reg_calls"},
+	{"stats.device.reg_pinned", h_devreg_pinned, TC_U64, false, "device.reg_pinned"},
+	{"stats.device.reg_foreign", h_devreg_foreign, TC_U64, false, "device.reg_foreign"},
+	{"stats.device.reg_untracked", h_devreg_untracked, TC_U64, false, "device.reg_untracked"},
+	{"stats.device.reg_unpinned", h_devreg_unpinned, TC_U64, false, "device.reg_unpinned"},
+	{"stats.device.reg_missing", h_devreg_missing, TC_U64, false, "device.reg_missing"},
+	{"stats.device.reg_live", h_devreg_live, TC_U64, false, "device.reg_live"},
 	/* re-entrant calls (signal handlers inside the allocator) */
-	{"stats.reentrant.served", h_re_served, TC_U64, false},
-	{"stats.reentrant.failed", h_re_failed, TC_U64, false},
-	{"stats.reentrant.pool_bytes", h_re_pool_bytes, TC_U64, false},
-	{"stats.reentrant.deferred_frees", h_re_deferred, TC_U64, false},
-	{"stats.reentrant.refused", h_re_refused, TC_U64, false},
+	{"stats.reentrant.served", h_re_served, TC_U64, false, "reentrant.served"},
+	{"stats.reentrant.failed", h_re_failed, TC_U64, false, "reentrant.failed"},
+	{"stats.reentrant.pool_bytes", h_re_pool_bytes, TC_U64, false, "reentrant.pool_bytes"},
+	{"stats.reentrant.deferred_frees", h_re_deferred, TC_U64, false, "reentrant.deferred_frees"},
+	{"stats.reentrant.refused", h_re_refused, TC_U64, false, "reentrant.refused"},
+	/* the large-buffer cache (large.c) */
+	{"stats.large.on", h_large_on, TC_BOOL, false, "large_cache.on"},
+	{"stats.large.checks", h_large_checks, TC_U64, false, "large_cache.checks"},
+	{"stats.large.purges", h_large_purges, TC_U64, false, "large_cache.purges"},
+	{"stats.large.purged", h_large_purged, TC_U64, false, "large_cache.purged"},
+	{"stats.large.held", h_large_held, TC_U64, false, "large_cache.held"},
 };
 
-/* stats.advise.<name>: index into h_advise */
-static const char *const advise_names[] = {"seen_1s", "seen_10s", "seen_60s", "size_90",
-					   "size_95", "size_99", "tracked"};
-
-/* Match name against pattern; '#' takes a decimal index. */
-static bool match(const char *pattern, const char *name, long *idx)
-{
-	while (*pattern) {
-		if (*pattern == '#') {
-			if (*name < '0' || *name > '9')
-				return false;
-			long v = 0;
-			for (; *name >= '0' && *name <= '9'; name++) {
-				v = v * 10 + (*name - '0');
-				if (v > 1000000)
-					return false;
-			}
-			*idx = v;
-			pattern++;
-			continue;
-		}
-		if (*pattern++ != *name++)
-			return false;
-	}
-	return *name == '\0';
-}
 
 static enum tier_ctl_type knob_ctl_type(const struct tier_knob *k)
 {
@@ -647,147 +603,156 @@ static enum tier_ctl_type knob_ctl_type(const struct tier_knob *k)
 	return TC_U64;
 }
 
-int tier_ctl_names(void (*cb)(void *ctx, const char *name, enum tier_ctl_type type, bool writable),
-		   void *ctx)
+/* One name as the walk hands it out. */
+struct ref {
+	handler fn;
+	long idx;                      /* a tier, source, counter or -1 */
+	enum tier_ctl_type type;
+	bool writable;
+	const struct tier_knob *knob;  /* opt.<knob>, tier.<knob> */
+	const char *json;              /* the stats' JSON path, or NULL */
+};
+
+/* stats.heat.<source>.<leaf> */
+static const struct {
+	const char *leaf;
+	handler fn;
+} per_source[] = {{"samples", h_samples}, {"faults", h_faults}, {"fault_ns", h_fault_ns}};
+
+/* Every name tier_mallctl answers, once: tier_mallctl, tier_ctl_type and
+ * tier_ctl_names (ctl --list) all walk this, so they cannot disagree.
+ * Stops at the first visit that returns nonzero, and returns that. */
+static int walk(int (*visit)(void *ctx, const char *name, const struct ref *ref), void *ctx)
 {
-	tier_boot();
-	int n = 0;
-	char name[96];
+	char name[96], json[96];
+	int e;
 	for (size_t i = 0; i < sizeof(nodes) / sizeof(nodes[0]); i++) {
-		const char *hash = strchr(nodes[i].pattern, '#');
+		const struct node *n = &nodes[i];
+		struct ref ref = {n->fn, -1, n->type, n->writable, NULL, n->json};
+		const char *hash = strchr(n->pattern, '#');
 		if (!hash) {
-			cb(ctx, nodes[i].pattern, nodes[i].type, nodes[i].writable);
-			n++;
+			if ((e = visit(ctx, n->pattern, &ref)))
+				return e;
 			continue;
 		}
 		for (int t = 0; t < tier_topo.ntiers; t++) {
-			snprintf(name, sizeof(name), "%.*s%d%s", (int)(hash - nodes[i].pattern), nodes[i].pattern,
-				 t, hash + 1);
-			cb(ctx, name, nodes[i].type, nodes[i].writable);
-			n++;
+			snprintf(name, sizeof(name), "%.*s%d%s", (int)(hash - n->pattern), n->pattern, t, hash + 1);
+			ref.idx = t;
+			if ((e = visit(ctx, name, &ref)))
+				return e;
 		}
 	}
-	static const char *const per_source[] = {"samples", "faults", "fault_ns"};
 	for (unsigned src = 0; src < TIER_SRC_COUNT; src++)
-		for (size_t k = 0; k < 3; k++) {
-			snprintf(name, sizeof(name), "stats.heat.%s.%s", tier_source_name(src), per_source[k]);
-			cb(ctx, name, TC_U64, false);
-			n++;
+		for (size_t k = 0; k < sizeof(per_source) / sizeof(*per_source); k++) {
+			snprintf(name, sizeof(name), "stats.heat.%s.%s", tier_source_name(src), per_source[k].leaf);
+			snprintf(json, sizeof(json), "heat.%s.%s", per_source[k].leaf, tier_source_name(src));
+			struct ref ref = {per_source[k].fn, (long)src, TC_U64, false, NULL, json};
+			if ((e = visit(ctx, name, &ref)))
+				return e;
 		}
-	for (size_t c = 0; c < sizeof(cxl_names) / sizeof(*cxl_names); c++) {
-		snprintf(name, sizeof(name), "stats.heat.cxl.%s", cxl_names[c]);
-		cb(ctx, name, TC_U64, false);
-		n++;
+	for (size_t c = 0; c < tier_stats_cxl_count; c++) {
+		snprintf(name, sizeof(name), "stats.heat.cxl.%s", tier_stats_cxl_name(c));
+		snprintf(json, sizeof(json), "heat.cxl.%s", tier_stats_cxl_name(c));
+		struct ref ref = {h_cxl_stat, (long)c, TC_U64, false, NULL, json};
+		if ((e = visit(ctx, name, &ref)))
+			return e;
 	}
-	for (size_t a = 0; a < sizeof(advise_names) / sizeof(*advise_names); a++) {
-		snprintf(name, sizeof(name), "stats.advise.%s", advise_names[a]);
-		cb(ctx, name, TC_SIZE, false);
-		n++;
+	for (int a = 0; a < TIER_ADVISE_VALUES; a++) {
+		snprintf(name, sizeof(name), "stats.advise.%s", tier_advise_names[a]);
+		snprintf(json, sizeof(json), "advise.%s", tier_advise_names[a]);
+		struct ref ref = {h_advise, a, TC_SIZE, false, NULL, json};
+		if ((e = visit(ctx, name, &ref)))
+			return e;
 	}
 	for (size_t k = 0; k < tier_nknobs; k++) {
 		const struct tier_knob *kn = &tier_knobs[k];
+		snprintf(json, sizeof(json), "settings.%s", kn->name);
+		struct ref ref = {h_knob, -1, knob_ctl_type(kn), false, kn, json};
 		snprintf(name, sizeof(name), "opt.%s", kn->name);
-		cb(ctx, name, knob_ctl_type(kn), false);
-		n++;
+		if ((e = visit(ctx, name, &ref)))
+			return e;
 		if (kn->runtime) {
 			snprintf(name, sizeof(name), "tier.%s", kn->name);
-			cb(ctx, name, knob_ctl_type(kn), true);
-			n++;
+			ref.writable = true;
+			if ((e = visit(ctx, name, &ref)))
+				return e;
 		}
 	}
-	return n;
+	return 0;
+}
+
+/* Find one name: the walk stops at it. */
+struct find {
+	const char *name;
+	struct ref ref;
+	char json[96];
+};
+
+static int find_one(void *ctx, const char *name, const struct ref *ref)
+{
+	struct find *f = ctx;
+	if (strcmp(name, f->name))
+		return 0;
+	f->ref = *ref;
+	if (ref->json)
+		snprintf(f->json, sizeof(f->json), "%s", ref->json);
+	f->ref.json = ref->json ? f->json : NULL;
+	return 1;
+}
+
+static bool find(const char *name, struct find *f)
+{
+	f->name = name;
+	return name && walk(find_one, f) == 1;
+}
+
+struct names {
+	void (*cb)(void *ctx, const char *name, enum tier_ctl_type type, bool writable, const char *json);
+	void *ctx;
+	int n;
+};
+
+static int name_one(void *ctx, const char *name, const struct ref *ref)
+{
+	struct names *l = ctx;
+	l->cb(l->ctx, name, ref->type, ref->writable, !strncmp(name, "stats.", 6) ? ref->json : NULL);
+	l->n++;
+	return 0;
+}
+
+int tier_ctl_names(void (*cb)(void *ctx, const char *name, enum tier_ctl_type type, bool writable,
+			      const char *json),
+		   void *ctx)
+{
+	tier_boot();
+	struct names l = {cb, ctx, 0};
+	walk(name_one, &l);
+	return l.n;
 }
 
 int tier_ctl_type(const char *name, enum tier_ctl_type *type, bool *writable,
 		  const struct tier_knob **knob)
 {
 	tier_boot();
-	long idx = -1;
+	struct find f;
 	*knob = NULL;
-	for (size_t i = 0; i < sizeof(nodes) / sizeof(nodes[0]); i++) {
-		if (!match(nodes[i].pattern, name, &idx))
-			continue;
-		if (idx >= 0 && idx >= tier_topo.ntiers)
-			return ENOENT;
-		*type = nodes[i].type;
-		*writable = nodes[i].writable;
-		return 0;
-	}
-	if (!strncmp(name, "stats.heat.", 11) || !strncmp(name, "stats.advise.", 13)) {
-		/* exists if tier_mallctl can read it */
-		size_t len = 8;
-		uint64_t v;
-		int e = tier_mallctl(name, &v, &len, NULL, 0);
-		if (e == ENOENT)
-			return ENOENT;
-		*type = !strncmp(name, "stats.advise.", 13) ? TC_SIZE : TC_U64;
-		*writable = false;
-		return 0;
-	}
-	const char *dot = strchr(name, '.');
-	const struct tier_knob *k = dot ? tier_knob_find(dot + 1, strlen(dot + 1)) : NULL;
-	if (!k)
+	if (!find(name, &f))
 		return ENOENT;
-	if (!strncmp(name, "opt.", 4) || (!strncmp(name, "tier.", 5) && k->runtime)) {
-		*type = knob_ctl_type(k);
-		*writable = name[0] == 't';
-		*knob = k;
-		return 0;
-	}
-	return ENOENT;
+	*type = f.ref.type;
+	*writable = f.ref.writable;
+	*knob = f.ref.knob;
+	return 0;
 }
 
 int tier_mallctl(const char *name, void *oldp, size_t *oldlenp, void *newp, size_t newlen)
 {
 	tier_boot();
-	if (!name)
+	struct find f;
+	if (!find(name, &f))
 		return ENOENT;
+	/* opt.<knob>: the same value as tier.<knob>, read-only */
+	if (f.ref.knob && !f.ref.writable && (newp || newlen))
+		return EPERM;
 	struct req r = {oldp, oldlenp, newp, newlen};
-	long idx = -1;
-	for (size_t i = 0; i < sizeof(nodes) / sizeof(nodes[0]); i++) {
-		if (!match(nodes[i].pattern, name, &idx))
-			continue;
-		if (idx >= 0 && idx >= tier_topo.ntiers)
-			return ENOENT;
-		return nodes[i].fn(&r, idx, NULL);
-	}
-	if (!strncmp(name, "stats.heat.cxl.", 15))
-		for (size_t c = 0; c < sizeof(cxl_names) / sizeof(*cxl_names); c++)
-			if (!strcmp(name + 15, cxl_names[c]))
-				return h_cxl_stat(&r, (long)c, NULL);
-	if (!strncmp(name, "stats.heat.", 11)) {
-		for (unsigned src = 0; src < TIER_SRC_COUNT; src++) {
-			char n[64];
-			snprintf(n, sizeof(n), "stats.heat.%s.samples", tier_source_name(src));
-			if (!strcmp(name, n))
-				return h_samples(&r, (long)src, NULL);
-			snprintf(n, sizeof(n), "stats.heat.%s.faults", tier_source_name(src));
-			if (!strcmp(name, n))
-				return h_faults(&r, (long)src, NULL);
-			snprintf(n, sizeof(n), "stats.heat.%s.fault_ns", tier_source_name(src));
-			if (!strcmp(name, n))
-				return h_fault_ns(&r, (long)src, NULL);
-		}
-		return ENOENT;
-	}
-	if (!strncmp(name, "stats.advise.", 13)) {
-		for (size_t a = 0; a < sizeof(advise_names) / sizeof(*advise_names); a++)
-			if (!strcmp(name + 13, advise_names[a]))
-				return h_advise(&r, (long)a, NULL);
-		return ENOENT;
-	}
-	const char *dot = strchr(name, '.');
-	if (!dot)
-		return ENOENT;
-	const struct tier_knob *k = tier_knob_find(dot + 1, strlen(dot + 1));
-	if (!k)
-		return ENOENT;
-	if (!strncmp(name, "opt.", 4)) {
-		if (newp || newlen)
-			return EPERM;
-		return h_knob(&r, -1, k);
-	}
-	if (!strncmp(name, "tier.", 5) && k->runtime)
-		return h_knob(&r, -1, k);
-	return ENOENT;
+	return f.ref.fn(&r, f.ref.idx, f.ref.knob);
 }

@@ -22,9 +22,11 @@ enum tier_ctl_type {
 
 const char *tier_ctl_type_name(enum tier_ctl_type t);
 
-/* Every name (tier indexes expanded) with its type and whether it can be
- * written; returns how many. */
-int tier_ctl_names(void (*cb)(void *ctx, const char *name, enum tier_ctl_type type, bool writable),
+/* Every name (tier indexes expanded) with its type, whether it can be
+ * written and, for stats, the path of the same value in the JSON stats
+ * (NULL for the rest); returns how many. */
+int tier_ctl_names(void (*cb)(void *ctx, const char *name, enum tier_ctl_type type, bool writable,
+			      const char *json),
 		   void *ctx);
 /* The type of one name; ENOENT when unknown.  *knob: the knob behind an
  * opt.<knob> / tier.<knob> name, else NULL. */

@@ -11,7 +11,7 @@
 
 #include "../include/tiermalloc.h"
 #include "ctl.h"
-#include "init.h"
+#include "knobs.h"
 
 const char *tier_ctl_type_name(enum tier_ctl_type t)
 {

@@ -6,11 +6,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "arena.h"
+#include "thread.h"
 
 #include "heat.h"
 #include "pageheat.h"
-#include "init.h"
+#include "knobs.h"
 
 struct tier_heat_stats tier_heat_stats;
 _Atomic bool tier_heat_recency_on;

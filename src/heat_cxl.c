@@ -44,7 +44,7 @@
 #include "cxl_report.h"
 #include "heat.h"
 #include "heat_cxl.h"
-#include "init.h"
+#include "knobs.h"
 #include "sysfs.h"
 
 struct tier_cxl_stats tier_cxl_stats;

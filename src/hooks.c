@@ -7,11 +7,25 @@
 #include <errno.h>
 #include <sys/mman.h>
 
-#include "arena.h"
 #include "hooks.h"
 #include "place.h"
 
 extent_hooks_t *tier_default_hooks;
+
+/* explicit tier arenas: tier + 1, 0 for the rest */
+static _Atomic(signed char) pinned[TIER_MAX_ARENAS];
+
+void tier_hooks_pin_arena(unsigned arena, int tier)
+{
+	if (arena < TIER_MAX_ARENAS)
+		atomic_store(&pinned[arena], (signed char)(tier + 1));
+}
+
+int tier_hooks_arena_tier(unsigned arena)
+{
+	return arena < TIER_MAX_ARENAS ? atomic_load_explicit(&pinned[arena], memory_order_relaxed) - 1
+				       : -1;
+}
 
 /* Reserve size bytes at a 2 MiB (or larger) alignment, padded to whole
  * blocks so that no other mapping shares a block with this one. */
@@ -54,7 +68,7 @@ static void *h_alloc(extent_hooks_t *h, void *new_addr, size_t size, size_t alig
 	 * little is ever touched. */
 	bool meta = *commit && alignment >= TIER_BLOCK;
 	struct tier_mapping *m = tier_registry_add((uintptr_t)p, size, span, arena,
-						    tier_arena_pinned_tier(arena), meta);
+						    tier_hooks_arena_tier(arena), meta);
 	if (!m) {
 		munmap(p, span);
 		return NULL;

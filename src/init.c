@@ -10,6 +10,7 @@
 
 #include "arena.h"
 #include "bg.h"
+#include "period.h"
 #define TIER_CHAN_PROCESS
 #include "chan.h"
 #include "tiering.h"
@@ -21,15 +22,11 @@
 #include "registry.h"
 #include "stats.h"
 
-struct tier_settings tier_settings;
-struct tier_topology tier_topo;
-
 static _Atomic int boot_state; /* 0 not started, 1 booting, 2 done */
 static __thread bool booting;
-static pthread_mutex_t ctl_mutex = PTHREAD_MUTEX_INITIALIZER;
-
-void tier_ctl_lock(void) { pthread_mutex_lock(&ctl_mutex); }
-void tier_ctl_unlock(void) { pthread_mutex_unlock(&ctl_mutex); }
+static void boot_once(void);
+/* the lazy boot of the layers below (knobs.h) */
+void (*const tier_boot_fn)(void) = boot_once;
 
 /* fork: our locks are taken after jemalloc's (handlers registered before
  * jemalloc initialises run their prepare step after its), so no hook can
@@ -37,7 +34,7 @@ void tier_ctl_unlock(void) { pthread_mutex_unlock(&ctl_mutex); }
 static void prefork(void)
 {
 	tier_balance_lock();
-	pthread_mutex_lock(&ctl_mutex);
+	tier_ctl_lock();
 	tier_registry_prefork();
 	tier_pool_prefork();
 	urcu_bp_before_fork();
@@ -48,7 +45,7 @@ static void postfork_parent(void)
 	urcu_bp_after_fork_parent();
 	tier_pool_postfork();
 	tier_registry_postfork();
-	pthread_mutex_unlock(&ctl_mutex);
+	tier_ctl_unlock();
 	tier_balance_unlock();
 }
 
@@ -58,7 +55,7 @@ static void postfork_child(void)
 	tier_pool_postfork();
 	tier_registry_postfork();
 	tier_place_rebuild();
-	pthread_mutex_unlock(&ctl_mutex);
+	tier_ctl_unlock();
 	tier_balance_unlock();
 }
 
@@ -81,6 +78,28 @@ static bool hooks_needed(void)
 	return tier_topo.ntiers >= 2 || tier_settings.advise || tier_settings.always_hook;
 }
 
+/* Knob effects (knobs.h): the budget and the switch as written through
+ * tier_mallctl, then a wake-up of the background thread for any knob. */
+static void fast_limit_set(void)
+{
+	tier_place_set_fast_limit(tier_settings.fast_limit);
+}
+
+static void enabled_set(void)
+{
+	atomic_store(&tier_place.active, tier_settings.enabled && tier_topo.ntiers > 1);
+	tier_bg_start();
+}
+
+/* The channel is the pipeline's last step, and also runs in periods that
+ * track nothing (ctl:true with one tier). */
+static void chan_step(struct tier_bg_round *r)
+{
+	(void)r;
+	tier_chan_tick();
+}
+static const struct tier_bg_step chan_steps[] = {{"channel", chan_step, TIER_BG_ALWAYS, NULL}};
+
 static void boot(void)
 {
 	tier_settings_default(&tier_settings);
@@ -94,13 +113,19 @@ static void boot(void)
 		tier_settings.fast_limit = default_fast_limit();
 	tier_place_setup(&tier_topo, tier_settings.enabled, tier_settings.fast_limit);
 
+	tier_knob_on_set("fast_limit", fast_limit_set);
+	tier_knob_on_set("enabled", enabled_set);
+	tier_knob_on_any(tier_bg_kick);
+	tier_bg_add_steps(tier_period_steps, tier_period_nsteps);
+	tier_bg_add_steps(chan_steps, 1);
+
 	pthread_atfork(prefork, postfork_parent, postfork_child);
 	tier_arena_large_cache(tier_settings.large_cache);
 	if (tier_arenas_install(tier_topo.ntiers, hooks_needed()) < 0)
 		tier_log("could not install extent hooks; allocations are served untiered");
 }
 
-void tier_boot(void)
+static void boot_once(void)
 {
 	if (TIER_LIKELY(atomic_load_explicit(&boot_state, memory_order_acquire) == 2) || booting)
 		return;
@@ -116,6 +141,15 @@ void tier_boot(void)
 	}
 	while (atomic_load_explicit(&boot_state, memory_order_acquire) != 2)
 		sched_yield();
+}
+
+/* fork, in the child after jemalloc's handler: the channel and the job
+ * membership are the parent's; then a fresh background thread */
+static void after_fork_child(void)
+{
+	tier_chan_after_fork_child();
+	tier_job_after_fork_child();
+	tier_bg_after_fork_child();
 }
 
 static void at_exit(void)
@@ -180,7 +214,7 @@ void tier_start(void)
 	dallocx(mallocx(1, 0), 0);
 	tier_reentry_leave(was);
 	pthread_atfork(tier_arenas_prefork, tier_arenas_postfork, tier_arenas_postfork);
-	pthread_atfork(NULL, NULL, tier_bg_after_fork_child);
+	pthread_atfork(NULL, NULL, after_fork_child);
 	/* a job member places its first allocations by its share, not by
 	 * its own budget: join before the program runs */
 	tier_job_period();

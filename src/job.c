@@ -8,7 +8,8 @@
 #include <unistd.h>
 
 #include "heat_hist.h"
-#include "init.h"
+#include "knobs.h"
+#include "topology.h"
 #include "job.h"
 #include "jobshare.h"
 #include "ledger.h"
@@ -81,7 +82,7 @@ static void leave(void)
 	job.share = job.fast_all = 0;
 	pthread_mutex_unlock(&job.mu);
 	/* back to this process's own budget */
-	atomic_store(&tier_place.fast_limit, tier_settings.fast_limit);
+	tier_place_set_fast_limit(tier_settings.fast_limit);
 }
 
 /* Decide the identity and open the ledger; once, and again when the
@@ -254,7 +255,7 @@ void tier_job_period(void)
 					tier_settings.watermark_high);
 	if (limit > tier_settings.fast_limit)
 		limit = tier_settings.fast_limit; /* the per-process cap still holds */
-	atomic_store(&tier_place.fast_limit, (size_t)limit);
+	tier_place_set_fast_limit((size_t)limit);
 	pthread_mutex_lock(&job.mu);
 	job.members = (unsigned)n;
 	job.budget = budget;

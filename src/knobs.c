@@ -1,5 +1,6 @@
 /* The knob table and typed value parsing shared by conf.c and ctl.c. */
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
@@ -7,104 +8,122 @@
 
 #include "knobs.h"
 
+struct tier_settings tier_settings;
+
+static pthread_mutex_t ctl_mutex = PTHREAD_MUTEX_INITIALIZER;
+void tier_ctl_lock(void) { pthread_mutex_lock(&ctl_mutex); }
+void tier_ctl_unlock(void) { pthread_mutex_unlock(&ctl_mutex); }
+
 #define OFF(f) offsetof(struct tier_settings, f)
 
 const struct tier_knob tier_knobs[] = {
 	{"fast_limit", TK_SIZE, OFF(fast_limit), 0, (double)SIZE_MAX, true,
 	 "a size such as 512M or 4G",
-	 "90% of the fast tier's free memory at start",
+	 "18446744073709551615", "90% of the fast tier's free memory at start",
 	 "fast-tier budget of this process (bytes placed in fast-tier blocks)"},
-	{"enabled", TK_BOOL, OFF(enabled), 0, 1, true, "true or false",
-	 "true",
+	{"enabled", TK_BOOL, OFF(enabled), 0, 1, true,
+	 "true or false",
+	 "true", NULL,
 	 "tiering on when there are at least two tiers"},
-	{"fast_nodes", TK_NODES, OFF(fast_nodes), 0, 0, false, "a node list such as 0 or 0-1+4",
-	 "discovered",
+	{"fast_nodes", TK_NODES, OFF(fast_nodes), 0, 0, false,
+	 "a node list such as 0 or 0-1+4",
+	 NULL, "discovered",
 	 "override the topology: the fast tier's nodes, e.g. fast_nodes:0,slow_nodes:1"},
-	{"slow_nodes", TK_NODES, OFF(slow_nodes), 0, 0, false, "a node list such as 1 or 2-3",
-	 "discovered",
+	{"slow_nodes", TK_NODES, OFF(slow_nodes), 0, 0, false,
+	 "a node list such as 1 or 2-3",
+	 NULL, "discovered",
 	 "override the topology: the slow tier's nodes, e.g. slow_nodes:2+3"},
-	{"stats_print", TK_STATS, OFF(stats_print), 0, 2, false, "true, false or json",
-	 "false",
+	{"stats_print", TK_STATS, OFF(stats_print), 0, 2, false,
+	 "true, false or json",
+	 "false", NULL,
 	 "true or json: print stats at exit (to a copy of stderr)"},
-	{"verbose", TK_BOOL, OFF(verbose), 0, 1, false, "true or false",
-	 "false",
+	{"verbose", TK_BOOL, OFF(verbose), 0, 1, false,
+	 "true or false",
+	 "false", NULL,
 	 "say at start what tiering does in this process and why"},
-	{"period_ms", TK_UINT, OFF(period_ms), 1, 60000, true, "milliseconds, 1 to 60000",
-	 "100",
+	{"period_ms", TK_UINT, OFF(period_ms), 1, 60000, true,
+	 "milliseconds, 1 to 60000",
+	 "100", NULL,
 	 "background thread period"},
 	{"heat_half_life_ms", TK_UINT, OFF(heat_half_life_ms), 1, 3600000, true,
 	 "milliseconds, 1 to 3600000",
-	 "200",
+	 "200", NULL,
 	 "heat decay"},
 	{"promote_rate_mbps", TK_UINT, OFF(promote_rate_mbps), 1, 1000000, true,
 	 "MiB per second, 1 to 1000000",
-	 "2048",
+	 "2048", NULL,
 	 "promotion rate limit (MiB/s)"},
 	{"demote_rate_mbps", TK_UINT, OFF(demote_rate_mbps), 1, 1000000, true,
 	 "MiB per second, 1 to 1000000",
-	 "2048",
+	 "2048", NULL,
 	 "demotion rate limit (MiB/s)"},
 	{"watermark_high", TK_DOUBLE, OFF(watermark_high), 0.01, 1.0, true,
 	 "a fraction of fast_limit, 0.01 to 1",
-	 "0.95",
+	 "0.95", NULL,
 	 "fraction of fast_limit: above it, demote the coldest down to watermark_low; promotions fill up to it"},
 	{"watermark_low", TK_DOUBLE, OFF(watermark_low), 0.0, 1.0, true,
 	 "a fraction of fast_limit, 0 to 1, not above watermark_high",
-	 "0.85",
+	 "0.85", NULL,
 	 "fraction of fast_limit that demotions bring the fast tier down to"},
-	{"hysteresis", TK_DOUBLE, OFF(hysteresis), 1.0, 1000.0, true, "a factor, 1 to 1000",
-	 "2",
+	{"hysteresis", TK_DOUBLE, OFF(hysteresis), 1.0, 1000.0, true,
+	 "a factor, 1 to 1000",
+	 "2", NULL,
 	 "a hot slow block displaces fast blocks only if it is this many times hotter"},
 	{"heat_sources", TK_SOURCES, OFF(heat_sources), 0, 0, false,
 	 "sources joined by '+': perf, damon, pagemap, recency, cxl, all, none",
-	 "perf+damon+pagemap+recency, and cxl when cxl_reports is given",
+	 "perf+damon+pagemap+recency", "perf+damon+pagemap+recency, and cxl when cxl_reports is given",
 	 "perf+damon+pagemap+recency+cxl (all), any subset joined by +, or none"},
-	{"migrate", TK_BOOL, OFF(migrate), 0, 1, true, "true or false",
-	 "true",
+	{"migrate", TK_BOOL, OFF(migrate), 0, 1, true,
+	 "true or false",
+	 "true", NULL,
 	 "background promotion/demotion"},
 	{"bg_cpu", TK_DOUBLE, OFF(bg_cpu), 0.001, 1.0, true,
 	 "a share of one core, 0.001 to 1 (0.01 = 1%)",
-	 "0.01",
+	 "0.01", NULL,
 	 "CPU budget of all background work, as a share of one core: the background thread, the sources' threads, our share of kdamond, and the write faults tracking makes the program take"},
 	{"bg_cpu_burst", TK_DOUBLE, OFF(bg_cpu_burst), 0.0, 1.0, true,
 	 "a share of one core, 0 to 1 (0: no bursts)",
-	 "0.3",
+	 "0.3", NULL,
 	 "CPU budget of a burst: while the change detector sees a gain to be had (hot memory on the slow tier, the fast tier's hit share falling, moves the policy wants), all background work may spend this share of a core instead of bg_cpu, for 2 s at a time; bursts are paid from a bank earned at bg_cpu (about a fifth of the time at most)"},
-	{"advise", TK_BOOL, OFF(advise), 0, 1, false, "true or false",
-	 "false",
+	{"advise", TK_BOOL, OFF(advise), 0, 1, false,
+	 "true or false",
+	 "false", NULL,
 	 "run the heat sources and report the hot-set curve even with one tier or migrate:false (start-up only)"},
-	{"signal_safe", TK_BOOL, OFF(signal_safe), 0, 1, false, "true or false",
-	 "false",
+	{"signal_safe", TK_BOOL, OFF(signal_safe), 0, 1, false,
+	 "true or false",
+	 "false", NULL,
 	 "serve malloc calls from signal handlers that interrupt the allocator from a pool of their own instead of deadlocking in jemalloc; costs about 2 ns a call (start-up only)"},
 	{"advise_csv", TK_PATH, OFF(advise_csv), 0, 0, false,
 	 "an absolute file path, at most 255 bytes, without ','",
-	 "none",
+	 NULL, "none",
 	 "an absolute path: append the hot-set curve there once a second (CSV, header on the first line)"},
 	{"cxl_reports", TK_PATH, OFF(cxl_reports), 0, 0, false,
 	 "an absolute file path, at most 255 bytes, without ','",
-	 "none",
+	 NULL, "none",
 	 "an absolute path: a file or FIFO of CXL hot-list records (see \"CXL hot lists\") that the cxl heat source reads each period"},
-	{"always_hook", TK_BOOL, OFF(always_hook), 0, 1, false, "true or false",
-	 "false",
+	{"always_hook", TK_BOOL, OFF(always_hook), 0, 1, false,
+	 "true or false",
+	 "false", NULL,
 	 "install the extent hooks even where nothing can be tiered, so that stats count every extent and tier_pin accepts malloc memory"},
-	{"ctl", TK_BOOL, OFF(ctl), 0, 1, false, "true or false",
-	 "false",
+	{"ctl", TK_BOOL, OFF(ctl), 0, 1, false,
+	 "true or false",
+	 "false", NULL,
 	 "publish the control channel (tiermalloc stat/top/ctl) even when nothing is tiered; with tiering on it is always published"},
 	{"run_dir", TK_PATH, OFF(run_dir), 0, 0, false,
 	 "an absolute directory path, at most 255 bytes, without ','",
-	 "see \"Runtime directory\"",
+	 NULL, "see \"Runtime directory\"",
 	 "an absolute path: this user's runtime directory (control channels), tried before the default places"},
 	{"job", TK_NAME, OFF(job), 0, 0, false,
 	 "a name of 1 to 63 letters, digits, '.', '_' or '-'",
-	 "none: the cgroup, when job_fast_limit is given",
+	 NULL, "none: the cgroup, when job_fast_limit is given",
 	 "join the job of this name: its processes share one fast-tier budget (see \"Job-wide tiering\")"},
 	{"job_fast_limit", TK_SHARE, OFF(job_fast_limit), 0, 0, false,
 	 "a size such as 512M, or a share of the fast tier's memory such as 50%",
-	 "fast_limit, when only job is given",
+	 NULL, "fast_limit, when only job is given",
 	 "the fast-tier budget of the whole job, shared by its processes; given alone, the job is this process's cgroup"},
 	{"large_cache", TK_SIZE, OFF(large_cache), 0, (double)((size_t)1 << 40), false,
 	 "a size: 0 (off), or bytes with K, M or G",
-	 "4M",
+	 "4M", NULL,
 	 "keep freed large buffers (4 MiB and up, served by jemalloc's huge arena) for reuse instead of purging them at once, within this much above the recent peak of live large memory; 0: jemalloc's eager purge (start-up only)"},
 };
 _Static_assert(sizeof(tier_knobs) / sizeof(tier_knobs[0]) <= 32, "struct tier_settings.set has 32 bits");
@@ -117,23 +136,26 @@ const char *tier_source_name(unsigned src)
 	return src < TIER_SRC_COUNT ? src_names[src] : "?";
 }
 
+/* fast_limit's default, SIZE_MAX, stands for "resolved from the topology
+ * at boot" (init.c) */
+_Static_assert(SIZE_MAX == 18446744073709551615ull, "fast_limit's default is SIZE_MAX");
+
+/* Each row's default, parsed as TIERMALLOC_CONF would: the rows are the
+ * one place a default is written. */
 void tier_settings_default(struct tier_settings *s)
 {
 	memset(s, 0, sizeof(*s));
-	s->fast_limit = SIZE_MAX; /* resolved from the topology at init */
-	s->enabled = true;
-	s->period_ms = 100;
-	s->heat_half_life_ms = 200;
-	s->promote_rate_mbps = 2048;
-	s->demote_rate_mbps = 2048;
-	s->watermark_high = 0.95;
-	s->watermark_low = 0.85;
-	s->hysteresis = 2.0;
-	s->heat_sources = TIER_SRC_DEFAULT;
-	s->migrate = true;
-	s->bg_cpu = 0.01;
-	s->bg_cpu_burst = 0.3;
-	s->large_cache = (size_t)4 << 20;
+	for (size_t i = 0; i < tier_nknobs; i++) {
+		const char *v = tier_knobs[i].init;
+		if (v && tier_knob_parse(&tier_knobs[i], v, strlen(v), s))
+			abort(); /* a row's default that its own parser refuses */
+	}
+	s->set = 0;
+}
+
+const char *tier_knob_default_words(const struct tier_knob *k)
+{
+	return k->def ? k->def : k->init ? k->init : "none";
 }
 
 const struct tier_knob *tier_knob_find(const char *name, size_t len)
@@ -445,4 +467,31 @@ const char *tier_knob_format(const struct tier_knob *k, const struct tier_settin
 	}
 	}
 	return buf;
+}
+
+/* Effects registered by their owners (place.c's budget, the background
+ * thread's wake-up): indexed like tier_knobs. */
+static void (*on_set[32])(void);
+static void (*on_any)(void);
+
+void tier_knob_on_set(const char *name, void (*fn)(void))
+{
+	const struct tier_knob *k = tier_knob_find(name, strlen(name));
+	if (!k)
+		abort(); /* a registration naming no knob: a typo caught at the first boot */
+	on_set[tier_knob_index(k)] = fn;
+}
+
+void tier_knob_on_any(void (*fn)(void))
+{
+	on_any = fn;
+}
+
+void tier_knob_written(const struct tier_knob *k)
+{
+	void (*fn)(void) = on_set[tier_knob_index(k)];
+	if (fn)
+		fn();
+	if (on_any)
+		on_any();
 }

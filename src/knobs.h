@@ -64,12 +64,36 @@ struct tier_knob {
 	double min, max;                /* numeric range, inclusive */
 	bool runtime;                   /* writable through tier_mallctl */
 	const char *expect;             /* what a valid value looks like */
-	const char *def;                /* the default, in words */
+	const char *init;               /* the default as TIERMALLOC_CONF spells it; NULL: 0 or empty */
+	const char *def;                /* the default in words, where init alone says too little */
 	const char *doc;                /* what it does: README, man pages and help come from here */
 };
 
 extern const struct tier_knob tier_knobs[];
 extern const size_t tier_nknobs;
+
+/* The live settings: defaults, then TIERMALLOC_CONF at boot, then knob
+ * writes through tier_mallctl (under tier_ctl_lock). */
+extern struct tier_settings tier_settings;
+/* Serialises knob writes and actions from tier_mallctl. */
+void tier_ctl_lock(void);
+void tier_ctl_unlock(void);
+
+/* The lazy boot: an entry point below init.c (a thread's first allocation
+ * in arena.c, tier_mallctl, tier_pin, tier_stats_print) loads the settings
+ * and the topology through this pointer, the one call that reaches up.
+ * init.c defines it with a static initializer, so that it holds before any
+ * constructor runs (another library's constructor may allocate first). */
+extern void (*const tier_boot_fn)(void);
+static inline void tier_boot(void) { tier_boot_fn(); }
+
+/* A knob's effect: what a write through tier_mallctl must push into the
+ * module that caches it.  The owner of the effect registers it at boot
+ * (knobs know nothing above them); tier_knob_written runs the knob's own
+ * effect, then the one for every knob (waking the background thread). */
+void tier_knob_on_set(const char *name, void (*fn)(void));
+void tier_knob_on_any(void (*fn)(void));
+void tier_knob_written(const struct tier_knob *k);
 
 const struct tier_knob *tier_knob_find(const char *name, size_t len);
 int tier_knob_index(const struct tier_knob *k);
@@ -83,7 +107,10 @@ size_t tier_knob_size(const struct tier_knob *k);
 /* Cross-knob rules (watermark_low <= watermark_high, ...); NULL when fine,
  * else a message naming the rule. */
 const char *tier_settings_check(const struct tier_settings *s);
+/* Every knob at the default of its row (init). */
 void tier_settings_default(struct tier_settings *s);
+/* The default in words: def, else init, else "none". */
+const char *tier_knob_default_words(const struct tier_knob *k);
 /* A knob's value as TIERMALLOC_CONF would spell it; returns buf. */
 const char *tier_knob_format(const struct tier_knob *k, const struct tier_settings *s, char *buf, size_t len);
 int tier_size_parse(const char *v, size_t len, size_t *out);

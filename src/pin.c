@@ -3,10 +3,10 @@
  * with a pin. */
 #include <errno.h>
 
-#include "init.h"
+#include "knobs.h"
 #include "pin.h"
 #include "registry.h"
-#include "stats.h"
+#include "tiermalloc.h"
 
 /* Apply delta (+1/-1) to every block of [ptr, ptr+len) after checking that
  * all of them are ours (and, for -1, pinned): all or nothing. */

@@ -306,3 +306,8 @@ void tier_place_rebuild(void)
 	atomic_store(&tier_reg_stats.mappings, mappings);
 	atomic_store(&tier_reg_stats.mapped, mapped);
 }
+
+void tier_place_set_fast_limit(size_t bytes)
+{
+	atomic_store(&tier_place.fast_limit, bytes);
+}

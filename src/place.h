@@ -28,6 +28,9 @@ struct tier_place_conf {
 extern struct tier_place_conf tier_place;
 
 void tier_place_setup(const struct tier_topology *t, bool enabled, size_t fast_limit);
+/* The fast-tier budget in force: this process's fast_limit, or its share
+ * of the job's (job.c); the one writer after setup. */
+void tier_place_set_fast_limit(size_t bytes);
 
 /* Bytes of block b of m that lie inside the mapping (the budget charge). */
 static inline size_t tier_block_capacity(const struct tier_mapping *m, uint32_t b)

@@ -3,7 +3,7 @@
 #include <errno.h>
 
 #include "../preload/jemalloc_api.h"
-#include "arena.h"
+#include "thread.h"
 #include "reentry.h"
 
 __thread struct tier_reentry tier_re __attribute__((tls_model("initial-exec")));

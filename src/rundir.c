@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "init.h"
+#include "knobs.h"
 #include "rundir.h"
 
 int tier_rundir_candidates(const struct tier_rundir_env *e, char out[][TIER_RUNDIR_PATH], int max)

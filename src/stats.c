@@ -2,7 +2,6 @@
  * are gathered first (the resident scan holds rcu_read_lock); write_cb is
  * called afterwards with no lock held, so it may allocate. */
 #define _GNU_SOURCE
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -12,6 +11,7 @@
 #include "advise.h"
 #include "arena.h"
 #include "bg.h"
+#include "emitter.h"
 #include "heat.h"
 #include "heat_cxl.h"
 #include "large.h"
@@ -20,7 +20,8 @@
 #include "pageheat.h"
 #include "pin.h"
 #include "tiering.h"
-#include "init.h"
+#include "knobs.h"
+#include "topology.h"
 #include "job.h"
 #include "place.h"
 #include "pool.h"
@@ -60,40 +61,19 @@ static void flush(struct out *o)
 	o->n = 0;
 }
 
-static void put(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void put(struct out *o, const char *fmt, ...)
+static void out_write(void *ctx, const char *str)
 {
-	char line[1024];
-	va_list ap;
-	va_start(ap, fmt);
-	int r = vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	if (r < 0)
-		return;
-	size_t len = (size_t)r < sizeof(line) ? (size_t)r : sizeof(line) - 1;
-	if (o->n + len >= sizeof(o->buf))
-		flush(o);
-	memcpy(o->buf + o->n, line, len);
-	o->n += len;
-}
-
-/* JSON string body: quotes, backslashes and control characters escaped. */
-static const char *jstr(const char *s, char *buf, size_t len)
-{
-	size_t n = 0;
-	for (; *s && n + 7 < len; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\') {
-			buf[n++] = '\\';
-			buf[n++] = (char)c;
-		} else if (c < 0x20) {
-			n += (size_t)snprintf(buf + n, len - n, "\\u%04x", c);
-		} else {
-			buf[n++] = (char)c;
-		}
+	struct out *o = ctx;
+	size_t len = strlen(str);
+	while (len) {
+		if (o->n + 1 >= sizeof(o->buf))
+			flush(o);
+		size_t room = sizeof(o->buf) - 1 - o->n, k = len < room ? len : room;
+		memcpy(o->buf + o->n, str, k);
+		o->n += k;
+		str += k;
+		len -= k;
 	}
-	buf[n] = '\0';
-	return buf;
 }
 
 struct snap {
@@ -116,19 +96,16 @@ struct snap {
 	uint64_t bg_periods, bg_cpu_ns, bg_kernel_ns, bg_fault_ns;
 	double bg_share, bg_recent;
 	uint64_t cost_p50, cost_p99, wall_p50, wall_p99;
-	uint64_t faults[TIER_SRC_COUNT], fault_ns;
+	uint64_t faults[TIER_SRC_COUNT], src_fault_ns[TIER_SRC_COUNT], bg_tid;
 	struct {
 		uint32_t watched, cold;
 		uint64_t allowance_ns, spent_ns;
-		uint64_t pass_periods, pass_blocks, passes;
+		uint64_t pass_periods, pass_blocks, passes, sweep_blocks, idle_periods;
 		bool idle;
 		float floor[TIER_SRC_COUNT];
 		float cut, regret;
 		uint64_t regrets;
 	} mon;
-	struct {
-		uint64_t seen[3], size[3], tracked;
-	} adv;
 	/* device awareness (issue 10) */
 	struct tier_device_scan dev;
 	char held_reason[96];
@@ -185,9 +162,11 @@ static void gather(struct snap *s)
 	s->cost_p99 = tier_bg_quantile(tier_bg_stats.period_cost, 0.99);
 	s->wall_p50 = tier_bg_quantile(tier_bg_stats.period_wall, 0.5);
 	s->wall_p99 = tier_bg_quantile(tier_bg_stats.period_wall, 0.99);
-	for (int i = 0; i < TIER_SRC_COUNT; i++)
+	s->bg_tid = (uint64_t)atomic_load(&tier_bg_stats.tid);
+	for (int i = 0; i < TIER_SRC_COUNT; i++) {
 		s->faults[i] = atomic_load(&tier_heat_stats.faults[i]);
-	s->fault_ns = atomic_load(&tier_heat_stats.fault_ns[TIER_SRC_PAGEMAP]);
+		s->src_fault_ns[i] = atomic_load(&tier_heat_stats.fault_ns[i]);
+	}
 	s->mon.watched = atomic_load(&tier_monitor_stats.watched);
 	s->mon.cold = atomic_load(&tier_monitor_stats.cold);
 	s->mon.allowance_ns = atomic_load(&tier_monitor_stats.allowance_ns);
@@ -195,17 +174,14 @@ static void gather(struct snap *s)
 	s->mon.pass_periods = atomic_load(&tier_monitor_stats.last_pass_periods);
 	s->mon.pass_blocks = atomic_load(&tier_monitor_stats.pass_blocks);
 	s->mon.passes = atomic_load(&tier_monitor_stats.passes);
+	s->mon.sweep_blocks = atomic_load(&tier_monitor_stats.sweep_blocks);
+	s->mon.idle_periods = atomic_load(&tier_monitor_stats.idle_periods);
 	s->mon.idle = atomic_load(&tier_monitor_stats.idle);
 	for (int i = 0; i < TIER_SRC_COUNT; i++)
 		s->mon.floor[i] = tier_monitor_stats.floor[i];
 	s->mon.cut = tier_balance_stats.cut;
 	s->mon.regret = tier_balance_stats.regret;
 	s->mon.regrets = atomic_load(&tier_balance_stats.regrets);
-	for (int i = 0; i < 3; i++) {
-		s->adv.seen[i] = atomic_load(&tier_advise_stats.seen[i]);
-		s->adv.size[i] = atomic_load(&tier_advise_stats.size[i]);
-	}
-	s->adv.tracked = atomic_load(&tier_advise_stats.tracked);
 	/* device awareness (issue 10) */
 	tier_migrate_scan(&s->dev);
 	tier_migrate_held_reason(s->held_reason, sizeof(s->held_reason));
@@ -227,12 +203,14 @@ static const char *off_reason(const struct snap *s)
 	return tier_topo.ntiers < 2 ? tier_topo.why_single : "disabled (tier.enabled is false)";
 }
 
-/* The CXL hot-list counters, named once for both outputs. */
+/* The CXL hot-list counters, named once for the stats and tier_mallctl
+ * (stats.heat.cxl.<name>). */
 #define CXL_COUNTER(field, text) {#field, text, offsetof(struct tier_cxl_stats, field)}
 static const struct {
 	const char *json, *text;
 	size_t off;
 } cxl_counters[] = {
+	CXL_COUNTER(bytes, "bytes read"),
 	CXL_COUNTER(accepted, "records accepted"),
 	CXL_COUNTER(rejected_malformed, "rejected malformed"),
 	CXL_COUNTER(rejected_version, "rejected version"),
@@ -256,300 +234,246 @@ static const struct {
 	CXL_COUNTER(regions_refused, "regions refused"),
 };
 
-static uint64_t cxl_counter(size_t i)
+const size_t tier_stats_cxl_count = sizeof(cxl_counters) / sizeof(*cxl_counters);
+
+const char *tier_stats_cxl_name(size_t i)
+{
+	return cxl_counters[i].json;
+}
+
+uint64_t tier_stats_cxl_counter(size_t i)
 {
 	return atomic_load((_Atomic uint64_t *)((char *)&tier_cxl_stats + cxl_counters[i].off));
 }
 
-/* The job and cgroup lines (job.c). */
-static void print_job_text(struct out *o)
+/* The job and cgroup (job.c). */
+/* Blocks looked at page by page (pageheat.h). */
+static void walk_pages(struct tier_emitter *e)
+{
+	tier_emit_dict_begin(e, "pages", "pages");
+	tier_emit_u64(e, "split", "blocks split", atomic_load(&tier_ph_stats.split));
+	tier_emit_u64(e, "probing", "probing", atomic_load(&tier_ph_stats.probing));
+	tier_emit_u64(e, "probes", "probes", atomic_load(&tier_ph_stats.probes));
+	tier_emit_u64(e, "uniform", "found even", atomic_load(&tier_ph_stats.uniform));
+	tier_emit_u64(e, "splits", "splits", atomic_load(&tier_ph_stats.splits));
+	tier_emit_u64(e, "joins", "joins", atomic_load(&tier_ph_stats.joins));
+	tier_emit_u64(e, "thp_splits", "huge pages split", atomic_load(&tier_ph_stats.thp_splits));
+	tier_emit_u64(e, "promoted", "pages promoted", atomic_load(&tier_ph_stats.pages_promoted));
+	tier_emit_u64(e, "demoted", "pages demoted", atomic_load(&tier_ph_stats.pages_demoted));
+	tier_emit_dict_end(e);
+}
+
+static void walk_job(struct tier_emitter *e)
 {
 	struct tier_job_view v;
 	tier_job_view(&v);
-	put(o, "job: %s", v.state);
-	if (v.name[0])
-		put(o, " (%s)", v.name);
-	if (v.ledger[0])
-		put(o, "; ledger %s, %u members, budget %llu MiB, this process's share %llu MiB, "
-		       "fast_limit applied %llu MiB, members' fast bytes %llu MiB, requests %llu",
-		    v.ledger, v.members, (unsigned long long)(v.budget >> 20),
-		    (unsigned long long)(v.share >> 20), (unsigned long long)(v.limit >> 20),
-		    (unsigned long long)(v.fast_bytes >> 20), (unsigned long long)v.requests);
-	put(o, "\n");
-	if (v.cg.found) {
-		char mx[32];
-		if (v.cg.memory_max == UINT64_MAX)
-			snprintf(mx, sizeof(mx), "max");
-		else
-			snprintf(mx, sizeof(mx), "%llu MiB", (unsigned long long)(v.cg.memory_max >> 20));
-		put(o, "cgroup: %s, memory.max %s, memory.current %llu MiB, cpuset.mems.effective %s\n",
-		    v.cg.path, mx, (unsigned long long)(v.cg.memory_current >> 20), v.cg.mems[0] ? v.cg.mems : "?");
-	} else {
-		put(o, "cgroup: no cgroup v2 found\n");
-	}
+	tier_emit_dict_begin(e, "job", NULL);
+	tier_emit_str(e, "state", NULL, v.state);
+	tier_emit_str(e, "name", NULL, v.name);
+	tier_emit_str(e, "ledger", NULL, v.ledger);
+	tier_emit_u64(e, "members", NULL, v.members);
+	tier_emit_u64(e, "fast_limit", "budget", v.budget);
+	tier_emit_u64(e, "share", "this process's share", v.share);
+	tier_emit_u64(e, "limit", "fast_limit applied", v.limit);
+	tier_emit_u64(e, "fast_bytes", "members' fast bytes", v.fast_bytes);
+	tier_emit_u64(e, "requests", NULL, v.requests);
+	tier_emit_str(e, "cgroup", NULL, v.cg.found ? v.cg.path : "");
+	tier_emit_u64(e, "memory_max", "memory.max", v.cg.memory_max);
+	tier_emit_u64(e, "memory_current", "memory.current", v.cg.memory_current);
+	tier_emit_str(e, "mems", "cpuset.mems.effective", v.cg.mems);
+	tier_emit_dict_end(e);
 }
 
-static void print_job_json(struct out *o)
+/* One value per source: {"perf":n,"damon":n,...} */
+static void per_source(struct tier_emitter *e, const char *key, const char *text, enum tier_emit_type type,
+		       const void *vals, size_t stride)
 {
-	struct tier_job_view v;
-	tier_job_view(&v);
-	char b1[700], b2[600], b3[600], b4[600];
-	put(o, "\"job\":{\"state\":\"%s\",\"name\":\"%s\",\"ledger\":\"%s\",\"members\":%u,"
-	       "\"fast_limit\":%llu,\"share\":%llu,\"limit\":%llu,\"fast_bytes\":%llu,\"requests\":%llu,"
-	       "\"cgroup\":\"%s\",\"memory_max\":%llu,\"memory_current\":%llu,\"mems\":\"%s\"},",
-	    jstr(v.state, b1, sizeof(b1)), jstr(v.name, b2, sizeof(b2)), jstr(v.ledger, b3, sizeof(b3)),
-	    v.members, (unsigned long long)v.budget, (unsigned long long)v.share,
-	    (unsigned long long)v.limit, (unsigned long long)v.fast_bytes, (unsigned long long)v.requests,
-	    jstr(v.cg.found ? v.cg.path : "", b4, sizeof(b4)), (unsigned long long)v.cg.memory_max,
-	    (unsigned long long)v.cg.memory_current, v.cg.mems);
+	tier_emit_dict_begin(e, key, text);
+	for (unsigned i = 0; i < TIER_SRC_COUNT; i++)
+		tier_emit_kv(e, tier_source_name(i), NULL, type, (const char *)vals + i * stride);
+	tier_emit_dict_end(e);
 }
 
-static void print_text(struct out *o, const struct snap *s)
+/* Every value, once: the text stats, the JSON stats and the names with
+ * their JSON paths all come from this walk. */
+static void walk(struct tier_emitter *e, const struct snap *s)
 {
 	const struct tier_topology *t = &tier_topo;
-	put(o, "___ Begin tiermalloc statistics ___\n");
-	put(o, "version: %s\n", TIERMALLOC_VERSION);
-	if (s->active)
-		put(o, "tiering: on (%d tiers, from %s)\n", t->ntiers, t->method);
-	else
-		put(o, "tiering: off: %s\n", off_reason(s));
-	put(o, "fast_limit: %zu bytes (%zu MiB)\n", s->fast_limit, s->fast_limit >> 20);
+	tier_emit_begin(e);
+	tier_emit_str(e, "version", NULL, TIERMALLOC_VERSION);
+	tier_emit_dict_begin(e, "tiering", NULL);
+	tier_emit_bool(e, "active", NULL, s->active);
+	tier_emit_str(e, "method", NULL, t->method);
+	tier_emit_str(e, "off_reason", NULL, off_reason(s));
+	tier_emit_dict_end(e);
+	tier_emit_u64(e, "fast_limit", NULL, s->fast_limit);
+	tier_emit_array_begin(e, "tiers", NULL);
 	for (int i = 0; i < t->ntiers; i++) {
-		put(o, "tier %d: nodes %s, arena %u%s%s%s%s\n", i, t->tier[i].nodes_str, tier_arena_of_tier(i),
-		    strcmp(t->tier[i].kind, "cxl") ? "" : ", kind cxl",
-		    t->tier[i].devices[0] ? " (" : "", t->tier[i].devices, t->tier[i].devices[0] ? ")" : "");
-		put(o, "  why: %s\n", t->tier[i].reason);
-		put(o, "  resident (kernel): %zu bytes, placed blocks: %zu bytes, committed: %zu bytes, "
-		       "blocks placed: %llu\n",
-		    s->res.tier[i], s->used[i], s->tcommitted[i], (unsigned long long)s->placed[i]);
+		tier_emit_dict_begin(e, NULL, NULL);
+		tier_emit_int(e, "index", "tier", i);
+		tier_emit_str(e, "nodes", NULL, t->tier[i].nodes_str);
+		tier_emit_u64(e, "arena", NULL, tier_arena_of_tier(i));
+		tier_emit_u64(e, "resident", "resident (kernel)", s->res.tier[i]);
+		tier_emit_u64(e, "placed", "placed blocks", s->used[i]);
+		tier_emit_u64(e, "committed", NULL, s->tcommitted[i]);
+		tier_emit_u64(e, "blocks_placed", "blocks placed", s->placed[i]);
+		tier_emit_str(e, "kind", NULL, t->tier[i].kind);
+		tier_emit_str(e, "devices", NULL, t->tier[i].devices);
+		tier_emit_str(e, "reason", "why", t->tier[i].reason);
+		tier_emit_dict_end(e);
 	}
-	if (s->res_err)
-		put(o, "resident: kernel query failed (%s)\n", strerror(s->res_err));
-	if (s->res.other)
-		put(o, "resident outside the tiers: %zu bytes\n", s->res.other);
-	put(o, "extents: %zu in %zu mappings; mapped: %zu bytes; committed: %zu bytes\n", s->extents,
-	    s->mappings, s->mapped, s->committed);
-	put(o, "hooks: %u automatic arenas (%u hooked late), huge arena %s; calls on extents mapped "
-	       "before the hooks: %zu; pre-hook memory set aside: %zu bytes\n",
-	    tier_arenas_hooked(), tier_arenas_late(), tier_arena_huge_hooked() ? "hooked" : "not hooked",
-	    s->unknown, tier_arena_absorbed());
-	put(o, "large cache: %s; huge allocations checked: %llu; emptied: %llu times, %llu bytes; "
-	       "held at the last check: %llu bytes\n",
-	    tier_large_on() ? "on" : "off",
-	    (unsigned long long)atomic_load(&tier_large_stats.checks),
-	    (unsigned long long)atomic_load(&tier_large_stats.purges),
-	    (unsigned long long)atomic_load(&tier_large_stats.purged),
-	    (unsigned long long)atomic_load(&tier_large_stats.cached));
-	put(o, "placement: spilled to a slower tier: %llu blocks; mbind calls: %llu, failed: %llu%s%s\n",
-	    (unsigned long long)s->spilled, (unsigned long long)s->bind_calls,
-	    (unsigned long long)s->bind_fail, s->bind_fail ? ", last error: " : "",
-	    s->bind_fail ? strerror(s->bind_errno) : "");
-	put(o, "heat sources: %s\n", s->sources);
-	put(o, "samples:");
-	for (unsigned i = 0; i < TIER_SRC_COUNT; i++)
-		put(o, " %s %llu%s", tier_source_name(i), (unsigned long long)s->samples[i],
-		    i + 1 < TIER_SRC_COUNT ? "," : "\n");
-	put(o, "collection (reads, wall ms, budget steps, sampling level):");
-	for (unsigned i = 0; i < TIER_SRC_COUNT; i++)
-		put(o, " %s %llu, %.1f, %llu, %d%s", tier_source_name(i), (unsigned long long)s->collects[i],
-		    (double)s->collect_ns[i] / 1e6, (unsigned long long)s->adjusts[i], s->level[i],
-		    i + 1 < TIER_SRC_COUNT ? ";" : "\n");
-	if (atomic_load(&tier_cxl_stats.bytes) || atomic_load(&tier_cxl_stats.dropped_bytes)) {
-		put(o, "cxl hot lists:");
-		for (size_t i = 0; i < sizeof(cxl_counters) / sizeof(*cxl_counters); i++)
-			put(o, "%s %s %llu", i ? "," : "", cxl_counters[i].text, (unsigned long long)cxl_counter(i));
-		put(o, "\n");
-	}
-	put(o, "migration: promoted %llu bytes in %llu blocks, demoted %llu bytes in %llu blocks; "
-	       "pages on target %llu, failed %llu; %.1f ms\n",
-	    (unsigned long long)s->mig.promoted_bytes, (unsigned long long)s->mig.promoted_blocks,
-	    (unsigned long long)s->mig.demoted_bytes, (unsigned long long)s->mig.demoted_blocks,
-	    (unsigned long long)s->mig.moved_pages, (unsigned long long)s->mig.failed_pages,
-	    (double)s->mig.ns / 1e6);
-	put(o, "background thread: %s, %llu periods, CPU %.1f ms (this thread and the sources' threads); "
-	       "kdamond share %.1f ms; write faults caused %llu (%.1f us each here: about %.1f ms in the "
-	       "program's threads); "
-	       "all together %.2f%% of a core since start, %.2f%% lately (budget bg_cpu %.2f%%); "
-	       "per period: cost p50 %.0f us, p99 %.0f us; work p50 %.0f us, p99 %.0f us\n",
-	    s->bg_running ? "running" : "not running", (unsigned long long)s->bg_periods,
-	    (double)s->bg_cpu_ns / 1e6, (double)s->bg_kernel_ns / 1e6,
-	    (unsigned long long)(s->faults[TIER_SRC_PAGEMAP]), (double)s->fault_ns / 1e3, (double)s->bg_fault_ns / 1e6,
-	    s->bg_share * 100.0, s->bg_recent * 100.0, tier_settings.bg_cpu * 100.0, (double)s->cost_p50 / 1e3,
-	    (double)s->cost_p99 / 1e3, (double)s->wall_p50 / 1e3, (double)s->wall_p99 / 1e3);
-	put(o, "monitor: %s; watched %u blocks, cold reservoir %u; allowance %.0f us per period, "
-	       "%.1f ms spent in all; "
-	       "sweep: %llu passes, the last over %llu blocks in %llu periods (%.1f s); floors:",
-	    s->mon.idle ? "cheap watch (nothing could move)" : "tracking", s->mon.watched, s->mon.cold,
-	    (double)s->mon.allowance_ns / 1e3, (double)s->mon.spent_ns / 1e6, (unsigned long long)s->mon.passes,
-	    (unsigned long long)s->mon.pass_blocks,
-	    (unsigned long long)s->mon.pass_periods,
-	    (double)s->mon.pass_periods * tier_settings.period_ms / 1000.0);
-	for (unsigned i = 0; i < TIER_SRC_COUNT; i++)
-		put(o, " %s %.3f%s", tier_source_name(i), (double)s->mon.floor[i], i + 1 < TIER_SRC_COUNT ? "," : "");
-	put(o, "; cut %.3f; moves that undid one of the last 5 s: %llu, recent share %.2f\n", (double)s->mon.cut,
-	    (unsigned long long)s->mon.regrets, (double)s->mon.regret);
-	put(o, "pages: %u blocks split, %u probing; probes %llu (%llu found even), splits %llu, joins %llu, "
-	       "huge pages split %llu; pages promoted %llu, demoted %llu; bursts %llu (%.1f s, %s); "
-	       "fast-tier heat share %.3f\n",
-	    (unsigned)atomic_load(&tier_ph_stats.split), (unsigned)atomic_load(&tier_ph_stats.probing),
-	    (unsigned long long)atomic_load(&tier_ph_stats.probes), (unsigned long long)atomic_load(&tier_ph_stats.uniform),
-	    (unsigned long long)atomic_load(&tier_ph_stats.splits), (unsigned long long)atomic_load(&tier_ph_stats.joins),
-	    (unsigned long long)atomic_load(&tier_ph_stats.thp_splits),
-	    (unsigned long long)atomic_load(&tier_ph_stats.pages_promoted),
-	    (unsigned long long)atomic_load(&tier_ph_stats.pages_demoted),
-	    (unsigned long long)atomic_load(&tier_bg_stats.bursts), (double)atomic_load(&tier_bg_stats.burst_ms) / 1e3,
-	    atomic_load(&tier_bg_stats.burst) ? "in one now" : "none now", (double)tier_balance_stats.hit_share);
-	put(o, "hot set (advisor): tracked %zu MiB; seen accessed in the last 1 s %.1f MiB, 10 s %.1f MiB, "
-	       "60 s %.1f MiB; fast tier for 90%% of accesses %.1f MiB, 95%% %.1f MiB, 99%% %.1f MiB\n",
-	    (size_t)(s->adv.tracked >> 20), (double)s->adv.seen[0] / 1048576.0, (double)s->adv.seen[1] / 1048576.0,
-	    (double)s->adv.seen[2] / 1048576.0, (double)s->adv.size[0] / 1048576.0,
-	    (double)s->adv.size[1] / 1048576.0, (double)s->adv.size[2] / 1048576.0);
-	put(o, "device: held %zu blocks, %zu bytes (by last status: not-migrated %zu, -EBUSY %zu, "
-	       "other %zu), %llu marked ever, last %s; pinned %zu blocks, %zu bytes; "
-	       "registrations seen %llu: pinned %llu, foreign %llu, untracked %llu, unpinned %llu, "
-	       "no library %llu, live %llu; migration retries %llu\n",
-	    s->dev.held_blocks, s->dev.held_bytes, s->dev.held_kept, s->dev.held_busy, s->dev.held_other,
-	    (unsigned long long)s->held_marked, s->held_reason, s->dev.pinned_blocks, s->dev.pinned_bytes,
-	    (unsigned long long)s->reg[0], (unsigned long long)s->reg[1], (unsigned long long)s->reg[2],
-	    (unsigned long long)s->reg[3], (unsigned long long)s->reg[4], (unsigned long long)s->reg[5],
-	    (unsigned long long)s->reg[6], (unsigned long long)s->retries);
-	put(o, "metadata: jemalloc %zu bytes committed (fast tier, outside fast_limit), tiermalloc "
-	       "%zu bytes\n",
-	    s->meta, s->pool);
-	print_job_text(o);
-	put(o, "re-entrant calls (signal handlers inside the allocator): %llu served by the pool, %llu "
-	       "refused (ENOMEM), %zu bytes in use; %llu frees deferred, %llu realloc/usable-size "
-	       "refused\n",
-	    (unsigned long long)atomic_load(&tier_sigpool.served),
-	    (unsigned long long)atomic_load(&tier_sigpool.failed), atomic_load(&tier_sigpool.in_use),
-	    (unsigned long long)atomic_load(&tier_reentry_stats.deferred_frees),
-	    (unsigned long long)atomic_load(&tier_reentry_stats.refused));
-	put(o, "___ End tiermalloc statistics ___\n");
-}
-
-static void print_json(struct out *o, const struct snap *s)
-{
-	const struct tier_topology *t = &tier_topo;
-	char b1[800], b2[256];
-	put(o, "{\"tiermalloc\":{\"version\":\"%s\",\"tiering\":{\"active\":%s,\"method\":\"%s\","
-	       "\"off_reason\":\"%s\"},\"fast_limit\":%zu,\"tiers\":[",
-	    TIERMALLOC_VERSION, s->active ? "true" : "false", jstr(t->method, b2, sizeof(b2)),
-	    jstr(off_reason(s), b1, sizeof(b1)), s->fast_limit);
-	for (int i = 0; i < t->ntiers; i++)
-		put(o, "%s{\"index\":%d,\"nodes\":\"%s\",\"arena\":%u,\"resident\":%zu,\"placed\":%zu,"
-		       "\"committed\":%zu,\"blocks_placed\":%llu,\"kind\":\"%s\",\"devices\":\"%s\","
-		       "\"reason\":\"%s\"}",
-		    i ? "," : "", i, t->tier[i].nodes_str, tier_arena_of_tier(i), s->res.tier[i],
-		    s->used[i], s->tcommitted[i], (unsigned long long)s->placed[i],
-		    jstr(t->tier[i].kind, b2, sizeof(b2)), t->tier[i].devices,
-		    jstr(t->tier[i].reason, b1, sizeof(b1)));
-	put(o, "],\"resident_other\":%zu,\"extents\":%zu,\"mappings\":%zu,\"mapped\":%zu,"
-	       "\"committed\":%zu,",
-	    s->res.other, s->extents, s->mappings, s->mapped, s->committed);
-	put(o, "\"hooks\":{\"automatic_arenas\":%u,\"late_arenas\":%u,\"huge_arena\":%s,"
-	       "\"unknown_extent_calls\":%zu},",
-	    tier_arenas_hooked(), tier_arenas_late(), tier_arena_huge_hooked() ? "true" : "false",
-	    s->unknown);
-	put(o, "\"large_cache\":{\"on\":%s,\"checks\":%llu,\"purges\":%llu,\"purged\":%llu,"
-	       "\"held\":%llu},",
-	    tier_large_on() ? "true" : "false",
-	    (unsigned long long)atomic_load(&tier_large_stats.checks),
-	    (unsigned long long)atomic_load(&tier_large_stats.purges),
-	    (unsigned long long)atomic_load(&tier_large_stats.purged),
-	    (unsigned long long)atomic_load(&tier_large_stats.cached));
-	put(o, "\"placement\":{\"spilled_blocks\":%llu,\"mbind_calls\":%llu,\"mbind_failures\":%llu},",
-	    (unsigned long long)s->spilled, (unsigned long long)s->bind_calls,
-	    (unsigned long long)s->bind_fail);
-	put(o, "\"heat\":{\"sources\":\"%s\",\"samples\":{", jstr(s->sources, b1, sizeof(b1)));
-	for (unsigned i = 0; i < TIER_SRC_COUNT; i++)
-		put(o, "%s\"%s\":%llu", i ? "," : "", tier_source_name(i), (unsigned long long)s->samples[i]);
-	put(o, "},\"collects\":{");
-	for (unsigned i = 0; i < TIER_SRC_COUNT; i++)
-		put(o, "%s\"%s\":%llu", i ? "," : "", tier_source_name(i), (unsigned long long)s->collects[i]);
-	put(o, "},\"collect_ns\":{");
-	for (unsigned i = 0; i < TIER_SRC_COUNT; i++)
-		put(o, "%s\"%s\":%llu", i ? "," : "", tier_source_name(i),
-		    (unsigned long long)s->collect_ns[i]);
-	put(o, "},\"levels\":{");
-	for (unsigned i = 0; i < TIER_SRC_COUNT; i++)
-		put(o, "%s\"%s\":%d", i ? "," : "", tier_source_name(i), s->level[i]);
-	put(o, "},\"cxl\":{");
-	for (size_t i = 0; i < sizeof(cxl_counters) / sizeof(*cxl_counters); i++)
-		put(o, "%s\"%s\":%llu", i ? "," : "", cxl_counters[i].json, (unsigned long long)cxl_counter(i));
-	put(o, "}},\"migration\":{\"promoted_bytes\":%llu,\"promoted_blocks\":%llu,"
-	       "\"demoted_bytes\":%llu,\"demoted_blocks\":%llu,\"pages_on_target\":%llu,"
-	       "\"failed_pages\":%llu,\"ns\":%llu},",
-	    (unsigned long long)s->mig.promoted_bytes, (unsigned long long)s->mig.promoted_blocks,
-	    (unsigned long long)s->mig.demoted_bytes, (unsigned long long)s->mig.demoted_blocks,
-	    (unsigned long long)s->mig.moved_pages, (unsigned long long)s->mig.failed_pages,
-	    (unsigned long long)s->mig.ns);
-	put(o, "\"background\":{\"running\":%s,\"periods\":%llu,\"cpu_ns\":%llu,\"kernel_ns\":%llu,"
-	       "\"fault_ns\":%llu,\"faults\":%llu,\"one_fault_ns\":%llu,\"core_share\":%.5f,\"recent_share\":%.5f,\"budget\":%.5f,"
-	       "\"period_cost_p50_ns\":%llu,\"period_cost_p99_ns\":%llu,\"period_work_p50_ns\":%llu,"
-	       "\"period_work_p99_ns\":%llu},",
-	    s->bg_running ? "true" : "false", (unsigned long long)s->bg_periods,
-	    (unsigned long long)s->bg_cpu_ns, (unsigned long long)s->bg_kernel_ns,
-	    (unsigned long long)s->bg_fault_ns, (unsigned long long)s->faults[TIER_SRC_PAGEMAP],
-	    (unsigned long long)s->fault_ns, s->bg_share,
-	    s->bg_recent, tier_settings.bg_cpu, (unsigned long long)s->cost_p50,
-	    (unsigned long long)s->cost_p99, (unsigned long long)s->wall_p50, (unsigned long long)s->wall_p99);
-	put(o, "\"monitor\":{\"idle\":%s,\"watched\":%u,\"cold\":%u,\"allowance_ns\":%llu,\"spent_ns\":%llu,"
-	       "\"passes\":%llu,"
-	       "\"pass_blocks\":%llu,\"pass_periods\":%llu,\"cut\":%.5f,\"regrets\":%llu,\"regret\":%.4f,"
-	       "\"floors\":{",
-	    s->mon.idle ? "true" : "false", s->mon.watched, s->mon.cold,
-	    (unsigned long long)s->mon.allowance_ns, (unsigned long long)s->mon.spent_ns,
-	    (unsigned long long)s->mon.passes, (unsigned long long)s->mon.pass_blocks,
-	    (unsigned long long)s->mon.pass_periods, (double)s->mon.cut, (unsigned long long)s->mon.regrets,
-	    (double)s->mon.regret);
-	for (unsigned i = 0; i < TIER_SRC_COUNT; i++)
-		put(o, "%s\"%s\":%.5f", i ? "," : "", tier_source_name(i), (double)s->mon.floor[i]);
-	put(o, "}},\"advise\":{\"tracked\":%llu,\"seen_1s\":%llu,\"seen_10s\":%llu,\"seen_60s\":%llu,"
-	       "\"size_90\":%llu,\"size_95\":%llu,\"size_99\":%llu},",
-	    (unsigned long long)s->adv.tracked, (unsigned long long)s->adv.seen[0],
-	    (unsigned long long)s->adv.seen[1], (unsigned long long)s->adv.seen[2],
-	    (unsigned long long)s->adv.size[0], (unsigned long long)s->adv.size[1],
-	    (unsigned long long)s->adv.size[2]);
-	put(o, "\"metadata\":{\"jemalloc\":%zu,\"tiermalloc\":%zu},", s->meta, s->pool);
-	print_job_json(o);
-	put(o, "\"device\":{\"held_blocks\":%zu,\"held_bytes\":%zu,\"held_not_migrated\":%zu,"
-	       "\"held_ebusy\":%zu,\"held_other\":%zu,\"held_marked\":%llu,\"held_reason\":\"%s\","
-	       "\"pinned_blocks\":%zu,\"pinned_bytes\":%zu,\"reg_calls\":%llu,\"reg_pinned\":%llu,"
-	       "\"reg_foreign\":%llu,\"reg_untracked\":%llu,\"reg_unpinned\":%llu,\"reg_missing\":%llu,"
-	       "\"reg_live\":%llu,\"migrate_retries\":%llu},",
-	    s->dev.held_blocks, s->dev.held_bytes, s->dev.held_kept, s->dev.held_busy, s->dev.held_other,
-	    (unsigned long long)s->held_marked, jstr(s->held_reason, b2, sizeof(b2)), s->dev.pinned_blocks,
-	    s->dev.pinned_bytes, (unsigned long long)s->reg[0], (unsigned long long)s->reg[1],
-	    (unsigned long long)s->reg[2], (unsigned long long)s->reg[3], (unsigned long long)s->reg[4],
-	    (unsigned long long)s->reg[5], (unsigned long long)s->reg[6], (unsigned long long)s->retries);
-	put(o, "\"reentrant\":{\"served\":%llu,\"failed\":%llu,\"pool_bytes\":%zu,\"deferred_frees\":%llu,"
-	       "\"refused\":%llu},",
-	    (unsigned long long)atomic_load(&tier_sigpool.served),
-	    (unsigned long long)atomic_load(&tier_sigpool.failed), atomic_load(&tier_sigpool.in_use),
-	    (unsigned long long)atomic_load(&tier_reentry_stats.deferred_frees),
-	    (unsigned long long)atomic_load(&tier_reentry_stats.refused));
+	tier_emit_array_end(e);
+	tier_emit_str(e, "resident_error", "resident query error", s->res_err ? strerror(s->res_err) : "");
+	tier_emit_u64(e, "resident_other", "resident outside the tiers", s->res.other);
+	tier_emit_u64(e, "extents", NULL, s->extents);
+	tier_emit_u64(e, "mappings", NULL, s->mappings);
+	tier_emit_u64(e, "mapped", NULL, s->mapped);
+	tier_emit_u64(e, "committed", NULL, s->committed);
+	tier_emit_dict_begin(e, "hooks", NULL);
+	tier_emit_u64(e, "automatic_arenas", "automatic arenas", tier_arenas_hooked());
+	tier_emit_u64(e, "late_arenas", "hooked late", tier_arenas_late());
+	tier_emit_bool(e, "huge_arena", "huge arena hooked", tier_arena_huge_hooked());
+	tier_emit_u64(e, "unknown_extent_calls", "calls on extents mapped before the hooks", s->unknown);
+	tier_emit_u64(e, "absorbed", "pre-hook memory set aside", tier_arena_absorbed());
+	tier_emit_dict_end(e);
+	tier_emit_dict_begin(e, "large_cache", "large cache");
+	tier_emit_bool(e, "on", NULL, tier_large_on());
+	tier_emit_u64(e, "checks", "huge allocations checked", atomic_load(&tier_large_stats.checks));
+	tier_emit_u64(e, "purges", "emptied", atomic_load(&tier_large_stats.purges));
+	tier_emit_u64(e, "purged", "bytes emptied", atomic_load(&tier_large_stats.purged));
+	tier_emit_u64(e, "held", "held at the last check", atomic_load(&tier_large_stats.cached));
+	tier_emit_dict_end(e);
+	tier_emit_dict_begin(e, "placement", NULL);
+	tier_emit_u64(e, "spilled_blocks", "spilled to a slower tier", s->spilled);
+	tier_emit_u64(e, "mbind_calls", "mbind calls", s->bind_calls);
+	tier_emit_u64(e, "mbind_failures", "failed", s->bind_fail);
+	tier_emit_int(e, "last_mbind_errno", "last errno", s->bind_errno);
+	tier_emit_dict_end(e);
+	tier_emit_dict_begin(e, "heat", NULL);
+	tier_emit_str(e, "sources", NULL, s->sources);
+	per_source(e, "samples", NULL, TIER_EV_U64, s->samples, sizeof(s->samples[0]));
+	per_source(e, "collects", "reads", TIER_EV_U64, s->collects, sizeof(s->collects[0]));
+	per_source(e, "collect_ns", "wall ns", TIER_EV_U64, s->collect_ns, sizeof(s->collect_ns[0]));
+	per_source(e, "levels", "sampling level", TIER_EV_INT, s->level, sizeof(s->level[0]));
+	per_source(e, "faults", "faults caused", TIER_EV_U64, s->faults, sizeof(s->faults[0]));
+	per_source(e, "fault_ns", "ns per fault", TIER_EV_U64, s->src_fault_ns, sizeof(s->src_fault_ns[0]));
+	tier_emit_dict_begin(e, "cxl", "cxl hot lists");
+	for (size_t i = 0; i < tier_stats_cxl_count; i++)
+		tier_emit_u64(e, cxl_counters[i].json, cxl_counters[i].text, tier_stats_cxl_counter(i));
+	tier_emit_dict_end(e);
+	tier_emit_dict_end(e);
+	tier_emit_dict_begin(e, "migration", NULL);
+	tier_emit_u64(e, "promoted_bytes", "promoted bytes", s->mig.promoted_bytes);
+	tier_emit_u64(e, "promoted_blocks", "in blocks", s->mig.promoted_blocks);
+	tier_emit_u64(e, "demoted_bytes", "demoted bytes", s->mig.demoted_bytes);
+	tier_emit_u64(e, "demoted_blocks", "in blocks", s->mig.demoted_blocks);
+	tier_emit_u64(e, "pages_on_target", "pages on target", s->mig.moved_pages);
+	tier_emit_u64(e, "failed_pages", "failed", s->mig.failed_pages);
+	tier_emit_u64(e, "ns", "CPU ns", s->mig.ns);
+	tier_emit_u64(e, "retries", NULL, s->retries);
+	tier_emit_dict_end(e);
+	tier_emit_dict_begin(e, "background", "background thread");
+	tier_emit_bool(e, "running", NULL, s->bg_running);
+	tier_emit_u64(e, "periods", NULL, s->bg_periods);
+	tier_emit_u64(e, "tid", NULL, s->bg_tid);
+	tier_emit_u64(e, "cpu_ns", "CPU ns (this thread and the sources' threads)", s->bg_cpu_ns);
+	tier_emit_u64(e, "kernel_ns", "kdamond share ns", s->bg_kernel_ns);
+	tier_emit_u64(e, "fault_ns", "ns in the program's threads for write faults", s->bg_fault_ns);
+	tier_emit_u64(e, "faults", "write faults caused", s->faults[TIER_SRC_PAGEMAP]);
+	tier_emit_u64(e, "one_fault_ns", "ns each", s->src_fault_ns[TIER_SRC_PAGEMAP]);
+	tier_emit_double(e, "core_share", "share of a core since start", s->bg_share);
+	tier_emit_double(e, "recent_share", "lately", s->bg_recent);
+	tier_emit_double(e, "budget", "budget (bg_cpu)", tier_settings.bg_cpu);
+	tier_emit_double(e, "burst_budget", "in bursts (bg_cpu_burst)", tier_settings.bg_cpu_burst);
+	tier_emit_bool(e, "burst", "in a burst now", atomic_load(&tier_bg_stats.burst));
+	tier_emit_u64(e, "bursts", "bursts", atomic_load(&tier_bg_stats.bursts));
+	tier_emit_u64(e, "burst_ms", "ms in bursts", atomic_load(&tier_bg_stats.burst_ms));
+	tier_emit_u64(e, "period_cost_p50_ns", "per period: cost p50 ns", s->cost_p50);
+	tier_emit_u64(e, "period_cost_p99_ns", "p99", s->cost_p99);
+	tier_emit_u64(e, "period_work_p50_ns", "work p50 ns", s->wall_p50);
+	tier_emit_u64(e, "period_work_p99_ns", "p99", s->wall_p99);
+	tier_emit_dict_end(e);
+	tier_emit_dict_begin(e, "monitor", NULL);
+	tier_emit_bool(e, "idle", "cheap watch (nothing could move)", s->mon.idle);
+	tier_emit_u64(e, "idle_periods", "periods in it", s->mon.idle_periods);
+	tier_emit_u64(e, "watched", "watched blocks", s->mon.watched);
+	tier_emit_u64(e, "cold", "cold reservoir", s->mon.cold);
+	tier_emit_u64(e, "allowance_ns", "allowance ns per period", s->mon.allowance_ns);
+	tier_emit_u64(e, "spent_ns", "ns spent in all", s->mon.spent_ns);
+	tier_emit_u64(e, "passes", "sweep passes", s->mon.passes);
+	tier_emit_u64(e, "sweep_blocks", "blocks swept", s->mon.sweep_blocks);
+	tier_emit_u64(e, "pass_blocks", "the last over blocks", s->mon.pass_blocks);
+	tier_emit_u64(e, "pass_periods", "in periods", s->mon.pass_periods);
+	tier_emit_double(e, "cut", NULL, (double)s->mon.cut);
+	tier_emit_u64(e, "regrets", "moves that undid one of the last 5 s", s->mon.regrets);
+	tier_emit_double(e, "regret", "recent share", (double)s->mon.regret);
+	tier_emit_double(e, "hit_share", "fast-tier heat share", (double)tier_balance_stats.hit_share);
+	per_source(e, "floors", NULL, TIER_EV_DOUBLE, s->mon.floor, sizeof(s->mon.floor[0]));
+	tier_emit_dict_end(e);
+	walk_pages(e);
+	tier_emit_dict_begin(e, "advise", "hot set (advisor)");
+	for (int i = 0; i < TIER_ADVISE_VALUES; i++)
+		tier_emit_u64(e, tier_advise_names[i], NULL, tier_advise_value(i));
+	tier_emit_dict_end(e);
+	tier_emit_dict_begin(e, "metadata", NULL);
+	tier_emit_u64(e, "jemalloc", "jemalloc committed (fast tier, outside fast_limit)", s->meta);
+	tier_emit_u64(e, "tiermalloc", NULL, s->pool);
+	tier_emit_dict_end(e);
+	walk_job(e);
+	tier_emit_dict_begin(e, "device", NULL);
+	tier_emit_u64(e, "held_blocks", "held blocks", s->dev.held_blocks);
+	tier_emit_u64(e, "held_bytes", "held bytes", s->dev.held_bytes);
+	tier_emit_u64(e, "held_not_migrated", "by last status: not-migrated", s->dev.held_kept);
+	tier_emit_u64(e, "held_ebusy", "-EBUSY", s->dev.held_busy);
+	tier_emit_u64(e, "held_other", "other", s->dev.held_other);
+	tier_emit_u64(e, "held_marked", "marked ever", s->held_marked);
+	tier_emit_str(e, "held_reason", "last", s->held_reason);
+	tier_emit_u64(e, "pinned_blocks", "pinned blocks", s->dev.pinned_blocks);
+	tier_emit_u64(e, "pinned_bytes", "pinned bytes", s->dev.pinned_bytes);
+	static const char *const reg[] = {"reg_calls", "reg_pinned", "reg_foreign", "reg_untracked",
+					  "reg_unpinned", "reg_missing", "reg_live"};
+	for (int i = 0; i < 7; i++)
+		tier_emit_u64(e, reg[i], NULL, s->reg[i]);
+	tier_emit_u64(e, "migrate_retries", "migration retries", s->retries);
+	tier_emit_dict_end(e);
+	tier_emit_dict_begin(e, "reentrant", "re-entrant calls (signal handlers inside the allocator)");
+	tier_emit_u64(e, "served", "served by the pool", atomic_load(&tier_sigpool.served));
+	tier_emit_u64(e, "failed", "refused (ENOMEM)", atomic_load(&tier_sigpool.failed));
+	tier_emit_u64(e, "pool_bytes", "bytes in use", atomic_load(&tier_sigpool.in_use));
+	tier_emit_u64(e, "deferred_frees", "frees deferred", atomic_load(&tier_reentry_stats.deferred_frees));
+	tier_emit_u64(e, "refused", "realloc/usable-size refused", atomic_load(&tier_reentry_stats.refused));
+	tier_emit_dict_end(e);
 	/* every knob of the table, as in effect */
-	put(o, "\"settings\":{");
+	tier_emit_dict_begin(e, "settings", NULL);
 	for (size_t k = 0; k < tier_nknobs; k++) {
-		char v[300];
 		const struct tier_knob *kn = &tier_knobs[k];
-		tier_knob_format(kn, &tier_settings, v, sizeof(v));
-		bool num = kn->type == TK_SIZE || kn->type == TK_UINT || kn->type == TK_DOUBLE || kn->type == TK_BOOL;
-		put(o, "%s\"%s\":%s%s%s", k ? "," : "", kn->name, num ? "" : "\"", num ? v : jstr(v, b1, sizeof(b1)),
-		    num ? "" : "\"");
+		const char *field = (const char *)&tier_settings + kn->offset;
+		char v[300];
+		switch (kn->type) {
+		case TK_SIZE: tier_emit_u64(e, kn->name, NULL, *(const size_t *)field); break;
+		case TK_UINT: tier_emit_u64(e, kn->name, NULL, *(const unsigned *)field); break;
+		case TK_BOOL: tier_emit_bool(e, kn->name, NULL, *(const bool *)field); break;
+		case TK_DOUBLE: tier_emit_double(e, kn->name, NULL, *(const double *)field); break;
+		default: tier_emit_str(e, kn->name, NULL, tier_knob_format(kn, &tier_settings, v, sizeof(v)));
+		}
 	}
-	put(o, "}}}\n");
+	tier_emit_dict_end(e);
+	tier_emit_end(e);
 }
 
+/* opts: "J" JSON, "N" the names with their JSON paths (one a line), else
+ * text. */
 void tier_stats_print(void (*write_cb)(void *, const char *), void *cbopaque, const char *opts)
 {
 	tier_boot();
 	struct snap s;
 	struct out o = {.cb = write_cb, .opaque = cbopaque};
 	gather(&s);
-	if (opts && strchr(opts, 'J'))
-		print_json(&o, &s);
-	else
-		print_text(&o, &s);
+	struct tier_emitter e;
+	enum tier_emit_mode mode = opts && strchr(opts, 'J') ? TIER_EMIT_JSON
+				   : opts && strchr(opts, 'N') ? TIER_EMIT_NAMES
+							       : TIER_EMIT_TEXT;
+	tier_emit_init(&e, mode, out_write, &o);
+	walk(&e, &s);
 	flush(&o);
 }

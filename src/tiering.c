@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "init.h"
+#include "knobs.h"
 #include "migrate.h"
 #include "monitor.h"
 #include "pageheat.h"

@@ -15,6 +15,8 @@
 #include "sysfs.h"
 #include "topology.h"
 
+struct tier_topology tier_topo;
+
 #define NODE_DIR "/sys/devices/system/node"
 #define MTIER_DIR "/sys/devices/virtual/memory_tiering"
 

@@ -36,6 +36,10 @@ struct tier_topology {
 	char warning[256];           /* a rejected override, etc. */
 };
 
+/* The process's topology: read and classified at boot (init.c), refined
+ * by CXL facts at start. */
+extern struct tier_topology tier_topo;
+
 /* Fill nodes from sysfs and the kernel's mempolicy; never allocates. */
 void tier_topology_read(struct tier_topology *t);
 /* Add CXL region facts through libcxl (loaded on demand); may allocate,

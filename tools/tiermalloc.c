@@ -18,7 +18,6 @@
 #include <unistd.h>
 
 #include "chan.h"
-#include "init.h"
 #include "knobs.h"
 #include "ledger.h"
 #include "rundir.h"
@@ -32,9 +31,6 @@
 #define TIERMALLOC_VERSION_STR "?"
 #endif
 
-/* rundir.c reads these (run_dir, verbose): from TIERMALLOC_CONF */
-struct tier_settings tier_settings;
-struct tier_topology tier_topo;
 
 static const char *prog = "tiermalloc";
 
@@ -84,7 +80,7 @@ static void usage(FILE *f)
 		"\nknobs (TIERMALLOC_CONF key:value; rw ones also as tier.<key> with ctl):\n");
 	for (size_t i = 0; i < tier_nknobs; i++)
 		fprintf(f, "  %-18s %-3s %s (default %s)\n", tier_knobs[i].name, tier_knobs[i].runtime ? "rw" : "",
-			tier_knobs[i].doc, tier_knobs[i].def);
+			tier_knobs[i].doc, tier_knob_default_words(&tier_knobs[i]));
 }
 
 static void bad_usage(const char *fmt, const char *arg)
@@ -679,7 +675,7 @@ static int cmd_knobs(int argc, char **argv)
 	for (size_t i = 0; i < tier_nknobs; i++) {
 		const struct tier_knob *k = &tier_knobs[i];
 		if (!strcmp(mode, "--markdown")) {
-			printf("| `%s` | %s | %s | %s", k->name, k->def, k->expect, k->doc);
+			printf("| `%s` | %s | %s | %s", k->name, tier_knob_default_words(k), k->expect, k->doc);
 			if (k->runtime)
 				printf("; at run time `tier.%s`", k->name);
 			printf(" |\n");
@@ -689,12 +685,12 @@ static int cmd_knobs(int argc, char **argv)
 			printf(".\nValue: ");
 			man_escape(k->expect);
 			printf(".\nDefault: ");
-			man_escape(k->def);
+			man_escape(tier_knob_default_words(k));
 			printf(".\n");
 			if (k->runtime)
 				printf("Writable at run time as\n.BR tier.%s .\n", k->name);
 		} else {
-			printf("%s\t%s\t%s\t%s\n", k->name, k->runtime ? "rw" : "r", k->def, k->doc);
+			printf("%s\t%s\t%s\t%s\n", k->name, k->runtime ? "rw" : "r", tier_knob_default_words(k), k->doc);
 		}
 	}
 	return 0;

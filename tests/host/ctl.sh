@@ -65,6 +65,33 @@ while read -r name rw type; do
 done <"$tmp/list"
 ok $undoc "every name of --list is in tier_mallctl(3)"
 
+# every stats name of --list names its value in the JSON stats, and that
+# path is there (tier_mallctl, --list and the stats come from one walk each;
+# this catches a value added to one and not the other)
+"$TM" stat $pid --json >"$tmp/stats.json"
+${PYTHON3:-python3} - "$tmp/list" "$tmp/stats.json" >"$tmp/jsoncheck" <<'PYEOF'
+import json, sys
+root = json.load(open(sys.argv[2]))["tiermalloc"]
+n = bad = 0
+for line in open(sys.argv[1]):
+    f = line.split()
+    if not f[0].startswith("stats."):
+        continue
+    n += 1
+    path = [w[5:] for w in f if w.startswith("json:")]
+    v = root
+    for key in (path[0].split(".") if path else ["?"]):
+        v = v.get(key) if isinstance(v, dict) else None
+    if not path or v is None:
+        bad += 1
+        print("# missing from the JSON stats:", f[0], path)
+print(n, bad)
+PYEOF
+set -- $(tail -n 1 "$tmp/jsoncheck")
+grep '^#' "$tmp/jsoncheck"
+[ "${1:-0}" -gt 100 ] && [ "${2:-1}" -eq 0 ]
+ok $? "each of the ${1:-0} stats names of --list is in the JSON stats (${2:-?} missing)"
+
 "$TM" knobs >"$tmp/knobs"
 bad=0
 nk=0
@@ -166,7 +193,7 @@ ok $? "topology: $(head -n 1 "$tmp/topo")"
 
 # --- run: the old flags and the new ones ------------------------------------
 "$TM" run --fast-limit 1G --stats -- /bin/true 2>"$tmp/run.err"
-grep -q "^fast_limit: 1073741824 bytes" "$tmp/run.err"
+grep -q "^fast_limit: 1073741824$" "$tmp/run.err"
 ok $? "run --fast-limit 1G --stats: $(grep '^fast_limit' "$tmp/run.err")"
 "$TM" -c verbose:false -j /bin/true 2>&1 | ${PYTHON3:-python3} -c 'import json,sys; json.load(sys.stdin)["tiermalloc"]'
 ok $? "the old form: tiermalloc -c CONF -j PROGRAM"

@@ -30,8 +30,7 @@ TIERMALLOC_CONF=stats_print:true,always_hook:true pre sort -S 200M "$tmp/in.txt"
 rc=$?
 cmp -s "$tmp/sort.plain" "$tmp/sort.pre"
 ok $(( rc | $? )) "sort of $(wc -c <"$tmp/in.txt") bytes: same output under the preload"
-ext=$(sed -n 's/^extents: \([0-9]*\) in \([0-9]*\) mappings; mapped: \([0-9]*\).*/\1 \2 \3/p' "$tmp/sort.stats")
-set -- $ext
+set -- $(sed -n 's/^\(extents\|mappings\|mapped\): \([0-9]*\)$/\2/p' "$tmp/sort.stats")
 [ "${3:-0}" -ge $((100 << 20)) ] && [ "${1:-0}" -gt 0 ]
 ok $? "sort: stats show our hooks mapped ${3:-0} bytes in ${2:-0} mappings, ${1:-0} extents"
 grep -q "resident (kernel)" "$tmp/sort.stats"
@@ -51,8 +50,8 @@ PYEOF
 out=$(TIERMALLOC_CONF=always_hook:true PYTHONMALLOC=malloc pre $PY "$tmp/alloc.py" 2>"$tmp/py.stats")
 [ "$out" = "327680000 300000" ]
 ok $? "python3 builds 320 MiB and 300k objects under the preload ($out)"
-mapped=$(sed -n 's/.*mapped: \([0-9]*\) bytes.*/\1/p' "$tmp/py.stats")
-res=$(sed -n 's/.*resident (kernel): \([0-9]*\) bytes.*/\1/p' "$tmp/py.stats" | head -n1)
+mapped=$(sed -n 's/^mapped: \([0-9]*\)$/\1/p' "$tmp/py.stats")
+res=$(sed -n 's/.*resident (kernel) \([0-9]*\),.*/\1/p' "$tmp/py.stats" | head -n1)
 [ "${mapped:-0}" -ge $((320 << 20)) ] && [ "${res:-0}" -ge $((320 << 20)) ]
 ok $? "python3 at its peak: our hooks mapped ${mapped:-0} bytes, ${res:-0} resident on tier 0"
 out=$(pre $PY -c 'import json; print(len(json.dumps(list(range(200000)))))')
@@ -86,11 +85,12 @@ if [ "$n" -eq 1 ]; then
 	# by default nothing is hooked: jemalloc maps python's memory itself
 	PYTHONMALLOC=malloc TIERMALLOC_CONF=stats_print:true pre $PY -c \
 		'b = [bytearray(1 << 16) for _ in range(500)]' 2>"$tmp/off.stats"
-	grep -q '^hooks: 0 automatic arenas (0 hooked late), huge arena not hooked' "$tmp/off.stats" &&
-		grep -q '^extents: 0 in 0 mappings; mapped: 0 bytes' "$tmp/off.stats"
-	ok $? "one-node host, default: no arena hooked, no mapping of ours: $(grep -E '^(hooks|extents):' "$tmp/off.stats" | cut -c1-60 | tr '\n' ' ')"
+	grep -q '^hooks: automatic arenas 0, hooked late 0, huge arena hooked false,' "$tmp/off.stats" &&
+		grep -q '^extents: 0$' "$tmp/off.stats" && grep -q '^mappings: 0$' "$tmp/off.stats" &&
+		grep -q '^mapped: 0$' "$tmp/off.stats"
+	ok $? "one-node host, default: no arena hooked, no mapping of ours: $(grep -E '^(hooks|extents|mapped):' "$tmp/off.stats" | cut -c1-60 | tr '\n' ' ')"
 	TIERMALLOC_CONF=advise:true,stats_print:true pre /bin/true 2>"$tmp/adv.stats"
-	grep -q '^hooks: [1-9][0-9]* automatic arenas' "$tmp/adv.stats"
+	grep -q '^hooks: automatic arenas [1-9][0-9]*,' "$tmp/adv.stats"
 	ok $? "one-node host, advise:true: the hooks are on ($(grep '^hooks:' "$tmp/adv.stats" | cut -c1-40))"
 else
 	skip "host has $n NUMA nodes"

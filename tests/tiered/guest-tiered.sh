@@ -59,7 +59,7 @@ n0=$(val node0 "$tmp/thr")
 n1=$(val node1 "$tmp/thr")
 [ "${n0:-0}" -ge $((8 << 20)) ] && [ "${n0:-0}" -le $((26 << 20)) ] && [ "${n1:-0}" -ge $((38 << 20)) ]
 ok $? "8 threads x 8 MiB, fast_limit 16M: $(( ${n0:-0} >> 20 )) MiB on node 0, $(( ${n1:-0} >> 20 )) MiB on node 1"
-set -- $(sed -n 's/^hooks: \([0-9]*\) automatic arenas (\([0-9]*\) hooked late).*/\1 \2/p' "$tmp/thr.stats")
+set -- $(sed -n 's/^hooks: automatic arenas \([0-9]*\), hooked late \([0-9]*\),.*/\1 \2/p' "$tmp/thr.stats")
 [ "${1:-0}" -ge 9 ] && [ "${1:-0}" -lt 64 ] && [ "${2:-1}" -eq 0 ]
 ok $? "narenas:512: ${1:-?} automatic arenas hooked as threads came (${2:-?} late), not 512"
 
@@ -100,8 +100,8 @@ if [ -f "$SORT_IN" ] && [ -f "$SORT_OUT" ]; then
 	TIERMALLOC_CONF=fast_limit:16M,stats_print:true pre sort -S 100M "$SORT_IN" >"$tmp/sorted" 2>"$tmp/sort.stats"
 	cmp -s "$tmp/sorted" "$SORT_OUT"
 	ok $? "sort of $(($(wc -c <"$SORT_IN") >> 20)) MiB under the preload: same output as on the host"
-	p0=$(sed -n 's/.*blocks placed: \([0-9]*\).*/\1/p' "$tmp/sort.stats" | sed -n 1p)
-	p1=$(sed -n 's/.*blocks placed: \([0-9]*\).*/\1/p' "$tmp/sort.stats" | sed -n 2p)
+	p0=$(sed -n 's/.*blocks placed \([0-9]*\),.*/\1/p' "$tmp/sort.stats" | sed -n 1p)
+	p1=$(sed -n 's/.*blocks placed \([0-9]*\),.*/\1/p' "$tmp/sort.stats" | sed -n 2p)
 	[ "${p0:-0}" -gt 0 ] && [ "${p1:-0}" -gt 0 ]
 	ok $? "sort: stats show blocks placed on both tiers (tier 0: ${p0:-0}, tier 1: ${p1:-0})"
 else

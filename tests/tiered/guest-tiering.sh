@@ -74,11 +74,11 @@ ok $r "shift: new hot set >= 90% on node 0 after ${p2:-?} s (first set: ${p1:-?}
 awk -v o="${old:-100}" 'BEGIN { exit !(o < 60) }'
 ok $? "shift: the old hot set made room ($old% of it left on node 0, fast_limit 48M)"
 grep '^steady' "$tmp/shift" | sed 's/^/# /'
-pro=$(sed -n 's/^migration: promoted \([0-9]*\) bytes.*demoted \([0-9]*\) bytes.*/\1 \2/p' "$tmp/shift.stats")
+pro=$(sed -n 's/^migration: promoted bytes \([0-9]*\),.*demoted bytes \([0-9]*\),.*/\1 \2/p' "$tmp/shift.stats")
 set -- $pro
-[ "${1:-0}" -gt 0 ] && [ "${2:-0}" -gt 0 ] && grep -q '^heat sources: ' "$tmp/shift.stats"
+[ "${1:-0}" -gt 0 ] && [ "${2:-0}" -gt 0 ] && grep -q '^heat: sources ' "$tmp/shift.stats"
 ok $? "stats show promotions (${1:-0} B), demotions (${2:-0} B) and the sources"
-grep -E '^(heat sources|samples|collection|migration|background|monitor|hot set)' "$tmp/shift.stats" | sed 's/^/# /'
+grep -E '^(heat|migration|background|monitor|hot set)' "$tmp/shift.stats" | sed 's/^/# /'
 
 # --- data integrity: 30 s of forced migration under checksummed writers ------
 TIERMALLOC_CONF=fast_limit:256M,migrate:false $B/integrity 30 128 2 >"$tmp/int"

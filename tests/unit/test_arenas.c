@@ -29,9 +29,9 @@ static void hook_stats(unsigned *hooked, unsigned *late, bool *huge)
 	*hooked = *late = UINT32_MAX;
 	char word[16] = "";
 	if (h)
-		sscanf(h, "\nhooks: %u automatic arenas (%u hooked late), huge arena %15s", hooked, late,
+		sscanf(h, "\nhooks: automatic arenas %u, hooked late %u, huge arena hooked %15s", hooked, late,
 		       word);
-	*huge = !strcmp(word, "hooked;");
+	*huge = !strcmp(word, "true,");
 }
 
 static bool ours(const void *p)

@@ -44,10 +44,10 @@ static bool cache_stats(unsigned long long *checks, unsigned long long *purges, 
 {
 	tap_out_reset();
 	tier_stats_print(tap_out_cb, NULL, NULL);
-	const char *s = strstr(tap_out, "\nlarge cache: on; ");
+	const char *s = strstr(tap_out, "\nlarge cache: on true, ");
 	unsigned long long bytes;
-	return s && sscanf(s, "\nlarge cache: on; huge allocations checked: %llu; emptied: %llu times, "
-			      "%llu bytes; held at the last check: %llu bytes",
+	return s && sscanf(s, "\nlarge cache: on true, huge allocations checked %llu, emptied %llu, "
+			      "bytes emptied %llu, held at the last check %llu",
 			   checks, purges, &bytes, held) == 4;
 }
 
@@ -157,7 +157,7 @@ int main(int argc, char **argv)
 		long f = churn(12 * MIB, 10);
 		tap_out_reset();
 		tier_stats_print(tap_out_cb, NULL, NULL);
-		return f >= 9 * PAGES(12 * MIB) && strstr(tap_out, "\nlarge cache: off;") ? 0 : 1;
+		return f >= 9 * PAGES(12 * MIB) && strstr(tap_out, "\nlarge cache: on false,") ? 0 : 1;
 	}
 	tap_rerun_with(argv, "TIERMALLOC_CONF", "");
 	/* the first huge allocation makes jemalloc's huge arena (purged at

@@ -7,12 +7,12 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 
-#include "init.h"
+#include "knobs.h"
 #include "rundir.h"
 #include "../tap.h"
 
-/* rundir.c reads the run_dir and verbose knobs of this process */
-struct tier_settings tier_settings;
+/* rundir.c reads the run_dir and verbose knobs of this process
+ * (tier_settings, knobs.c) */
 
 static char root[128];
 

@@ -1,0 +1,43 @@
+/* A thread's entry into the allocator: what the interposer calls around
+ * each allocation, and what our own threads ask before they start.  The
+ * arena internals behind it (arena.c) stay out of this header, so that
+ * preload/ and the heat sources see only this. */
+#ifndef TIER_THREAD_H
+#define TIER_THREAD_H
+
+#include "large.h"
+#include "tier.h"
+
+/* Before starting a thread of ours: is there an arena it can bind to
+ * without jemalloc having to create one (which crashes when it cannot)? */
+bool tier_arena_spare_ready(void);
+
+/* Per thread: allocations of at least this size go through
+ * tier_thread_enter_slow.  0 until the thread's first allocation, so that
+ * one check on the allocation path covers both a thread's start and the
+ * huge arena. */
+extern __thread size_t tier_tls_watch __attribute__((tls_model("initial-exec")));
+void tier_thread_enter_slow(size_t size);
+
+static inline void tier_thread_enter(size_t size)
+{
+	if (TIER_UNLIKELY(size >= tier_tls_watch))
+		tier_thread_enter_slow(size);
+}
+
+/* The mallocx flags of the allocation tier_thread_enter admitted: a large
+ * buffer the cache took (large.h) goes to the huge arena. */
+static inline int tier_thread_flags(void)
+{
+	return TIER_UNLIKELY(tier_large_held) ? tier_large_arena_flags : 0;
+}
+
+/* After the allocation tier_thread_enter admitted (failed or not): a huge
+ * one held the large-buffer cache's lock through it (large.h). */
+static inline void tier_thread_leave(void)
+{
+	if (TIER_UNLIKELY(tier_large_held))
+		tier_large_release();
+}
+
+#endif
