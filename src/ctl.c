@@ -27,6 +27,7 @@
 #include "reentry.h"
 #include "sigpool.h"
 #include "large.h"
+#include "pageheat.h"
 #include "stats.h"
 
 struct req {
@@ -266,6 +267,30 @@ static int h_bg_share(const struct req *r, long i, const struct tier_knob *k)
 	(void)i, (void)k;
 	RO_VALUE(double, atomic_load(&tier_bg_stats.share));
 }
+
+static int h_bg_burst(const struct req *r, long i, const struct tier_knob *k)
+{
+	(void)i, (void)k;
+	RO_VALUE(bool, atomic_load(&tier_bg_stats.burst));
+}
+
+static int h_hit_share(const struct req *r, long i, const struct tier_knob *k)
+{
+	(void)i, (void)k;
+	RO_VALUE(double, (double)tier_balance_stats.hit_share);
+}
+
+U64_STAT(h_bg_bursts, atomic_load(&tier_bg_stats.bursts))
+U64_STAT(h_bg_burst_ms, atomic_load(&tier_bg_stats.burst_ms))
+U64_STAT(h_ph_split, atomic_load(&tier_ph_stats.split))
+U64_STAT(h_ph_probing, atomic_load(&tier_ph_stats.probing))
+U64_STAT(h_ph_probes, atomic_load(&tier_ph_stats.probes))
+U64_STAT(h_ph_uniform, atomic_load(&tier_ph_stats.uniform))
+U64_STAT(h_ph_splits, atomic_load(&tier_ph_stats.splits))
+U64_STAT(h_ph_joins, atomic_load(&tier_ph_stats.joins))
+U64_STAT(h_ph_thp, atomic_load(&tier_ph_stats.thp_splits))
+U64_STAT(h_ph_promoted, atomic_load(&tier_ph_stats.pages_promoted))
+U64_STAT(h_ph_demoted, atomic_load(&tier_ph_stats.pages_demoted))
 
 static int h_mon_idle(const struct req *r, long i, const struct tier_knob *k)
 {
@@ -535,6 +560,20 @@ static const struct node nodes[] = {
 	{"stats.bg.period_cost_p99_ns", h_bg_cost_p99, TC_U64, false, "background.period_cost_p99_ns"},
 	{"stats.bg.period_work_p50_ns", h_bg_work_p50, TC_U64, false, "background.period_work_p50_ns"},
 	{"stats.bg.period_work_p99_ns", h_bg_work_p99, TC_U64, false, "background.period_work_p99_ns"},
+	{"stats.bg.burst", h_bg_burst, TC_BOOL, false, "background.burst"},
+	{"stats.bg.bursts", h_bg_bursts, TC_U64, false, "background.bursts"},
+	{"stats.bg.burst_ms", h_bg_burst_ms, TC_U64, false, "background.burst_ms"},
+	{"stats.monitor.hit_share", h_hit_share, TC_DOUBLE, false, "monitor.hit_share"},
+	/* blocks looked at page by page (pageheat.h) */
+	{"stats.pages.split", h_ph_split, TC_U64, false, "pages.split"},
+	{"stats.pages.probing", h_ph_probing, TC_U64, false, "pages.probing"},
+	{"stats.pages.probes", h_ph_probes, TC_U64, false, "pages.probes"},
+	{"stats.pages.uniform", h_ph_uniform, TC_U64, false, "pages.uniform"},
+	{"stats.pages.splits", h_ph_splits, TC_U64, false, "pages.splits"},
+	{"stats.pages.joins", h_ph_joins, TC_U64, false, "pages.joins"},
+	{"stats.pages.thp_splits", h_ph_thp, TC_U64, false, "pages.thp_splits"},
+	{"stats.pages.promoted", h_ph_promoted, TC_U64, false, "pages.promoted"},
+	{"stats.pages.demoted", h_ph_demoted, TC_U64, false, "pages.demoted"},
 	{"stats.monitor.passes", h_mon_passes, TC_U64, false, "monitor.passes"},
 	{"stats.monitor.sweep_blocks", h_mon_sweep_blocks, TC_U64, false, "monitor.sweep_blocks"},
 	{"stats.monitor.pass_periods", h_mon_pass_periods, TC_U64, false, "monitor.pass_periods"},
