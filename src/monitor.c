@@ -153,11 +153,11 @@ static void watch(struct tier_mapping *m, uint32_t b)
 
 /* New probes per period at most, and how a run of probes that found even
  * heat (uniform access: nothing to gain page by page) backs probing off. */
-#define PROBES_PER_PERIOD 2
+#define PROBES_PER_PERIOD 4
 /* Blocks probed at once: each costs a whole-block measurement per visit,
  * and a probe decides only after TIER_PH_PROBE_WINDOWS visits, so few at a
  * time finish sooner than many. */
-#define PROBES_MAX 16
+#define PROBES_MAX 32
 #define PROBE_RETRY 3000   /* periods before a block found even is probed again */
 #define PROBE_PAUSE 300    /* periods of no probing after mostly even outcomes */
 #define PROBE_PAUSE_MAX 6000
@@ -168,7 +168,13 @@ static struct {
 	uint32_t period, taken;
 	uint32_t paused_until, pause;
 	uint8_t outcomes, n;   /* the last 8 outcomes, bit set: split */
+	uint32_t waiting;      /* blocks due for a probe this period that found no room */
 } probe = {.pause = PROBE_PAUSE};
+
+bool tier_monitor_probe_pending(void)
+{
+	return probe.waiting || atomic_load(&tier_ph_stats.probing);
+}
 
 void tier_monitor_probe_band(bool on, float lo, float hi)
 {
@@ -179,21 +185,30 @@ void tier_monitor_probe_band(bool on, float lo, float hi)
 
 static void watch(struct tier_mapping *m, uint32_t b);
 
+/* Whether the block is one the probe wants to look at (warm band, not
+ * probed lately), whether or not there is room for it yet. */
+static bool probe_due(const struct tier_block *blk)
+{
+	return probe.on && blk->heat >= probe.lo && blk->heat <= probe.hi && mon.period >= blk->ph_retry &&
+	       mon.period >= probe.paused_until && tier_heat_pull_running();
+}
+
 static void maybe_probe(struct tier_mapping *m, uint32_t b, int tier)
 {
 	struct tier_block *blk = &m->blocks[b];
 	uint32_t pages = atomic_load_explicit(&blk->state, memory_order_relaxed) & TIER_BS_PAGES;
-	if (!probe.on || tier < 0 || pages < TIER_PAGES_PER_BLOCK / 8 || blk->heat < probe.lo ||
-	    blk->heat > probe.hi || mon.period < blk->ph_retry || mon.period < probe.paused_until ||
-	    !tier_heat_pull_running())
+	if (tier < 0 || pages < TIER_PAGES_PER_BLOCK / 8 || !probe_due(blk))
 		return;
 	if (probe.period != mon.period) {
 		probe.period = mon.period;
 		probe.taken = 0;
+		probe.waiting = 0;
 	}
 	if (probe.taken >= PROBES_PER_PERIOD || atomic_load(&tier_ph_stats.probing) >= PROBES_MAX ||
-	    !tier_ph_take(m, b, mon.period))
+	    !tier_ph_take(m, b, mon.period)) {
+		probe.waiting++;
 		return;
+	}
 	probe.taken++;
 	watch(m, b);
 }
@@ -709,6 +724,22 @@ static void visit_pages(struct tier_mapping *m, uint32_t b, struct tier_ph *e, b
 	ph_decide(m, b, e);
 }
 
+/* Probes are visited every period, whatever the allowance: a probe's
+ * windows are one period each, so it decides in TIER_PH_PROBE_WINDOWS
+ * periods (at most PROBES_MAX at a time); what they cost is charged like
+ * any visit's (the allowance pays it back). */
+static void timed_visit(struct tier_mapping *m, uint32_t b, bool pull, bool sweep);
+static void visit_probes(bool pull)
+{
+	if (!pull)
+		return;
+	for (uint32_t i = 0; i < tier_ph_used(); i++) {
+		struct tier_ph *e = tier_ph_at(i);
+		if (e->state == TIER_PH_PROBE && !e->m->gone)
+			timed_visit(e->m, e->b, pull, false);
+	}
+}
+
 /* Look at block b now, with a pull source (measure and re-arm it), or
  * without (fold what push sources reported). */
 static void visit(struct tier_mapping *m, uint32_t b, bool pull, bool sweep)
@@ -924,6 +955,7 @@ uint64_t tier_monitor_period(uint32_t period, double decay, uint64_t allowance_n
 		/* armed last period under its allowance: measured now whatever
 		 * this one's, or the window would stretch */
 		visit_due(tier_heat_pull_running());
+		visit_probes(tier_heat_pull_running());
 	}
 	if (!mon.idle && allowance_ns) {
 		bool pull = tier_heat_pull_running();
@@ -1005,6 +1037,9 @@ void tier_monitor_candidates(struct tier_cand *fast, size_t fcap, size_t *nfast,
 			}
 			if (e && e->state == TIER_PH_JOIN)
 				continue; /* the balance round joins it first */
+			if (!e && probe_due(blk) && (st & TIER_BS_PAGES) >= TIER_PAGES_PER_BLOCK / 8)
+				continue; /* looked at page by page first: moved whole, it would
+				           * come back at once if its heat sits on a few pages */
 			struct tier_cand c = {.ref = m,
 					      .block = v[i].b,
 					      .bytes = (st & TIER_BS_PAGES) << TIER_PAGE_SHIFT,

@@ -68,6 +68,8 @@ void tier_monitor_candidates(struct tier_cand *fast, size_t fcap, size_t *nfast,
 /* Blocks whose heat lies in [lo, hi] (neither clearly hot nor clearly
  * cold) are probed page by page while on (pageheat.h). */
 void tier_monitor_probe_band(bool on, float lo, float hi);
+/* Whether probes run or blocks wait for one: a gain still to be had. */
+bool tier_monitor_probe_pending(void);
 /* Drop block b's page-by-page entry (its pages are home and counted so). */
 void tier_monitor_unsplit(struct tier_mapping *m, uint32_t b);
 /* The histogram of a tier (NULL past the last). */

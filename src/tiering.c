@@ -224,7 +224,8 @@ static float hit_share(const struct tier_hist *const *h, int nt)
 }
 
 /* The change detector: moves the policy wants (hot memory found on the
- * slow tier, or fast memory gone cold under pressure), or the fast tier's
+ * slow tier, or fast memory gone cold under pressure), blocks being probed
+ * page by page or waiting for it, or the fast tier's
  * share of the heat falling well under its recent level (the hot set
  * moved before any slow block was seen hot enough to move). */
 #define HIT_AVG_WEIGHT 0.05f
@@ -234,7 +235,7 @@ static bool detect(const struct tier_policy_out *out, float hit)
 	static float avg = -1;
 	bool fell = avg >= 0 && hit < HIT_DROP * avg;
 	avg = avg < 0 ? hit : avg + HIT_AVG_WEIGHT * (hit - avg);
-	return out->promote_bytes || out->demote_bytes || fell;
+	return out->promote_bytes || out->demote_bytes || fell || tier_monitor_probe_pending();
 }
 
 size_t tier_balance(uint32_t period)

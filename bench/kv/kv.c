@@ -12,6 +12,8 @@
  *     -s S      Zipf exponent (0.99)       -g G     share of gets (0.9)
  *     -r        read-only (gets only)
  *     -a SECS   first phase (10)           -b SECS  after the rotation (10)
+ *     -O FAST   block oracle: the same, by whole 2 MiB blocks (the ceiling of
+ *               placing blocks: what a whole-block tierer can reach at best)
  *     -o FAST   oracle: the FAST MiB of pages most accessed in the first
  *               phase on node 0, the rest on node 1, moved at the start
  *     -i SECS   sampling interval (0.5)    -n NAME  label for the output
@@ -107,9 +109,43 @@ static int by_weight_desc(const void *a, const void *b)
 	return x < y ? 1 : x > y ? -1 : 0;
 }
 
+#define BLOCK (2ul << 20)
+
+/* A page of a transparent huge page moves with its 512: split the huge
+ * pages under the items first (MADV_COLD over part of one splits it;
+ * MADV_NOHUGEPAGE keeps khugepaged off), so the page oracle places pages. */
+static void split_thp(const struct pw *v, long np)
+{
+	uintptr_t last = 0;
+	for (long i = 0; i < np; i++) {
+		uintptr_t b = v[i].page & ~(BLOCK - 1);
+		if (b == last)
+			continue;
+		last = b;
+		madvise((void *)b, BLOCK, MADV_NOHUGEPAGE);
+		madvise((void *)v[i].page, PG, MADV_COLD);
+	}
+}
+
+/* Block weights: each page gets the weight of its 2 MiB block (v sorted
+ * by page), so that sorting by weight ranks whole blocks. */
+static void by_block(struct pw *v, long np)
+{
+	for (long i = 0; i < np;) {
+		uintptr_t b = v[i].page & ~(BLOCK - 1);
+		long j = i;
+		double w = 0;
+		for (; j < np && (v[j].page & ~(BLOCK - 1)) == b; j++)
+			w += v[j].w;
+		for (; i < j; i++)
+			v[i].w = w + (double)b * 1e-30; /* ties: keep a block together */
+	}
+}
+
 /* The oracle: pages by first-phase weight (rank r is key r then), the
- * heaviest FAST MiB on node 0, the rest on node 1. */
-static int oracle(long fast_mib)
+ * heaviest FAST MiB on node 0, the rest on node 1; with blocks, whole
+ * 2 MiB blocks by their weight (fast_mib rounded down to blocks). */
+static int oracle(long fast_mib, bool blocks)
 {
 	struct pw *v = malloc((size_t)n * sizeof(*v));
 	for (long r = 0; r < n; r++)
@@ -121,8 +157,24 @@ static int oracle(long fast_mib)
 			v[np - 1].w += v[i].w;
 		else
 			v[np++] = v[i];
-	qsort(v, (size_t)np, sizeof(*v), by_weight_desc);
 	long fast_pages = fast_mib * (1l << 20) / (long)PG;
+	if (blocks) {
+		by_block(v, np);
+		qsort(v, (size_t)np, sizeof(*v), by_weight_desc);
+		/* pages of the heaviest blocks up to fast_mib of blocks */
+		long nb = fast_mib / 2, k = 0, seen = 0;
+		uintptr_t last = 0;
+		for (; k < np; k++) {
+			uintptr_t b = v[k].page & ~(BLOCK - 1);
+			if (b != last && ++seen > nb)
+				break;
+			last = b;
+		}
+		fast_pages = k;
+	} else {
+		split_thp(v, np);
+		qsort(v, (size_t)np, sizeof(*v), by_weight_desc);
+	}
 	void **pp = malloc((size_t)np * sizeof(*pp));
 	int *nodes = malloc((size_t)np * sizeof(*nodes)), *st = malloc((size_t)np * sizeof(*st));
 	for (long i = 0; i < np; i++) {
@@ -168,10 +220,11 @@ static int oracle(long fast_mib)
 int main(int argc, char **argv)
 {
 	long fmib = 256, oracle_fast = 0;
+	bool oracle_blocks = false;
 	double s_exp = 0.99, gets = 0.9, a = 10, bsecs = 10, interval = 0.5;
 	const char *name = "kv";
 	int opt;
-	while ((opt = getopt(argc, argv, "f:s:g:ra:b:o:i:n:B:H:")) != -1) {
+	while ((opt = getopt(argc, argv, "f:s:g:ra:b:o:O:i:n:B:H:")) != -1) {
 		switch (opt) {
 		case 'B':
 			return bench_balloon((size_t)atol(optarg), "kv");
@@ -182,6 +235,7 @@ int main(int argc, char **argv)
 		case 'a': a = atof(optarg); break;
 		case 'b': bsecs = atof(optarg); break;
 		case 'o': oracle_fast = atol(optarg); break;
+		case 'O': oracle_fast = atol(optarg); oracle_blocks = true; break;
 		case 'i': interval = atof(optarg); break;
 		case 'n': name = optarg; break;
 		case 'H': break;
@@ -230,7 +284,7 @@ int main(int argc, char **argv)
 		idx[perm[i]] = it;
 	}
 	free(perm);
-	if (oracle_fast && oracle(oracle_fast)) {
+	if (oracle_fast && oracle(oracle_fast, oracle_blocks)) {
 		perror("kv: oracle placement");
 		return 1;
 	}

@@ -9,6 +9,10 @@
  *     -y: sleep USEC after each round over the hot set (leaves CPU to others)
  *     -w: before that window, keep touching until tier.heat.sources holds
  *         the text given (up to 60 s): the budget has settled the sources
+ *     -R: reads only (the hot set is read, never written)
+ *     -p STRIDE: scattered: the hot set is one page in STRIDE of every block
+ *         (wherever it is), HOT_MIB ignored: what a key-value store's
+ *         popular items look like to whole-block placement
  * Output lines: "phase N reached F% after S s" or "phase N timeout F%". */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -33,7 +37,11 @@ static double now(void)
 	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-/* Share of the pages of blocks[0..n) on node 0, and on node 1+ (out). */
+static int stride = 1; /* -p: one page in stride is hot */
+static int reads;      /* -R */
+static volatile char sink;
+
+/* Share of the hot pages of blocks[0..n) on node 0, and on node 1+ (out). */
 static double on_fast(char **blocks, int n, double *slow)
 {
 	static void *pages[64 * NPG];
@@ -42,7 +50,7 @@ static double on_fast(char **blocks, int n, double *slow)
 	for (int i = 0; i < n;) {
 		int k = 0, j = i;
 		for (; j < n && k + NPG <= 64 * NPG; j++)
-			for (int p = 0; p < NPG; p++)
+			for (int p = 0; p < NPG; p += stride)
 				pages[k++] = blocks[j] + (size_t)p * PG;
 		if (move_pages(0, (unsigned long)k, pages, NULL, status, 0))
 			return -1;
@@ -71,9 +79,14 @@ static void touch(char **hot, int n, unsigned round)
 {
 	if (pace_us)
 		usleep((useconds_t)pace_us);
+	char acc = 0;
 	for (int i = 0; i < n; i++)
-		for (size_t off = (round * 64u) % PG; off < (size_t)NPG * PG; off += PG)
-			hot[i][off]++;
+		for (size_t off = (round * 64u) % PG; off < (size_t)NPG * PG; off += (size_t)stride * PG)
+			if (reads)
+				acc += hot[i][off];
+			else
+				hot[i][off]++;
+	sink = acc;
 }
 
 /* With -v, tiermalloc's counters (when preloaded) beside each sample. */
@@ -222,7 +235,7 @@ int main(int argc, char **argv)
 {
 	int shift = 0, opt;
 	double timeout = 20, steady_secs = 0;
-	while ((opt = getopt(argc, argv, "svt:c:y:w:")) != -1) {
+	while ((opt = getopt(argc, argv, "svt:c:y:w:Rp:")) != -1) {
 		if (opt == 's')
 			shift = 1;
 		else if (opt == 'v')
@@ -235,6 +248,10 @@ int main(int argc, char **argv)
 			pace_us = atoi(optarg);
 		else if (opt == 'w')
 			settled = optarg;
+		else if (opt == 'R')
+			reads = 1;
+		else if (opt == 'p')
+			stride = atoi(optarg) > 0 ? atoi(optarg) : 1;
 		else
 			return 2;
 	}
@@ -250,6 +267,16 @@ int main(int argc, char **argv)
 	/* only whole pages inside each block count */
 	for (int i = 0; i < total; i++)
 		all[i] = (char *)(((uintptr_t)all[i] + PG - 1) & ~(uintptr_t)(PG - 1));
+	if (stride > 1) { /* scattered: every block holds some of the hot set */
+		double slow, f = on_fast(all, total, &slow);
+		printf("start: scattered hot set, one page in %d of %d MiB, %.1f%% on node 0, %.1f%% on slow nodes\n",
+		       stride, total, f * 100, slow * 100);
+		fflush(stdout);
+		int rc = phase(1, all, total, timeout);
+		if (steady_secs > 0)
+			steady(all, total, steady_secs);
+		return rc;
+	}
 	int h = 0, h2 = 0;
 	for (int i = total - 1; i >= 0 && (h < hotn || (shift && h2 < hotn)); i--) {
 		if (node_of(all[i]) <= 0)
