@@ -158,6 +158,10 @@ static void watch(struct tier_mapping *m, uint32_t b)
  * and a probe decides only after TIER_PH_PROBE_WINDOWS visits, so few at a
  * time finish sooner than many. */
 #define PROBES_MAX 32
+/* A probe's window grows up to this many periods where writes are sparse;
+ * a probe that still saw too little after PROBE_LONG windows lets go. */
+#define PROBE_WIN_MAX 16
+#define PROBE_LONG 24
 #define PROBE_RETRY 3000   /* periods before a block found even is probed again */
 #define PROBE_PAUSE 300    /* periods of no probing after mostly even outcomes */
 #define PROBE_PAUSE_MAX 6000
@@ -234,7 +238,11 @@ static void probe_outcome(bool split)
 static void ph_decide(struct tier_mapping *m, uint32_t b, struct tier_ph *e)
 {
 	struct tier_block *blk = &m->blocks[b];
-	if (e->state == TIER_PH_PROBE && e->windows >= TIER_PH_PROBE_WINDOWS) {
+	uint32_t pages = atomic_load_explicit(&blk->state, memory_order_relaxed) & TIER_BS_PAGES;
+	/* a verdict needs pages seen: over sparse windows even and skewed
+	 * heat look alike (mostly zeros); past PROBE_LONG windows, let go */
+	if (e->state == TIER_PH_PROBE && e->windows >= TIER_PH_PROBE_WINDOWS &&
+	    (e->seen_total * 4 >= pages || e->windows >= PROBE_LONG)) {
 		bool skewed = tier_ph_dispersion(e) >= TIER_PH_SPLIT_AT;
 		probe_outcome(skewed);
 		if (skewed) {
@@ -247,7 +255,10 @@ static void ph_decide(struct tier_mapping *m, uint32_t b, struct tier_ph *e)
 			atomic_fetch_add(&tier_ph_stats.uniform, 1);
 		}
 	} else if (e->state == TIER_PH_SPLIT && e->windows >= TIER_PH_WINDOWS / 2 &&
-		   tier_ph_dispersion(e) < TIER_PH_JOIN_AT) {
+		   tier_ph_seen_share(e) < 0.5f && tier_ph_dispersion(e) < TIER_PH_JOIN_AT) {
+		/* even heat over windows that saw under half the pages (longer
+		 * windows see every warm page: counts saturate, and skewed heat
+		 * looks even) */
 		e->state = TIER_PH_JOIN;
 	}
 }
@@ -717,7 +728,17 @@ static void visit_pages(struct tier_mapping *m, uint32_t b, struct tier_ph *e, b
 	}
 	learn(EXPECT_PAGES, measure(m, lo, hi, 1, true), 1);
 	refund(blk);
-	tier_ph_window(e, mon.period);
+	uint32_t seen = tier_ph_window(e, mon.period);
+	if (e->state == TIER_PH_PROBE) {
+		/* a probe's window: long enough that a window sees a few percent
+		 * of the pages, short enough that hot ones are not all seen */
+		uint32_t pages = atomic_load_explicit(&blk->state, memory_order_relaxed) & TIER_BS_PAGES;
+		e->seen_total += seen;
+		if (seen * 20 < pages && e->win < PROBE_WIN_MAX)
+			e->win = (uint16_t)(e->win * 2);
+		else if (seen * 5 > pages * 2 && e->win > 1)
+			e->win = (uint16_t)(e->win / 2);
+	}
 	fold(m, b, true, sweep);
 	blk->pull_period = mon.period;
 	charge(blk, EXPECT_PAGES);
@@ -735,7 +756,8 @@ static void visit_probes(bool pull)
 		return;
 	for (uint32_t i = 0; i < tier_ph_used(); i++) {
 		struct tier_ph *e = tier_ph_at(i);
-		if (e->state == TIER_PH_PROBE && !e->m->gone)
+		if (e->state == TIER_PH_PROBE && !e->m->gone &&
+		    mon.period - e->m->blocks[e->b].pull_period >= e->win)
 			timed_visit(e->m, e->b, pull, false);
 	}
 }

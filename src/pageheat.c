@@ -68,6 +68,7 @@ struct tier_ph *tier_ph_take(struct tier_mapping *m, uint32_t b, uint32_t period
 	e->placements = atomic_load_explicit(&m->blocks[b].placements, memory_order_relaxed);
 	e->drops = atomic_load_explicit(&m->blocks[b].drops, memory_order_relaxed);
 	e->last_period = period;
+	e->win = 1;
 	m->blocks[b].ph = (uint32_t)(e - tab) + 1;
 	/* A page of a transparent huge page moves with its 512 (DESIGN.md
 	 * §7), and written bits are kept for the huge page as a whole: split
@@ -121,10 +122,14 @@ void tier_ph_mark(struct tier_mapping *m, uint32_t b, uint32_t p0, uint32_t n)
 		e->seen[p / 64] |= 1ull << (p % 64);
 }
 
-void tier_ph_window(struct tier_ph *e, uint32_t period)
+uint32_t tier_ph_window(struct tier_ph *e, uint32_t period)
 {
-	for (uint32_t p = 0; p < TIER_PAGES_PER_BLOCK; p++)
-		e->cnt[p] = (uint8_t)(e->cnt[p] + (e->seen[p / 64] >> (p % 64) & 1));
+	uint32_t seen = 0;
+	for (uint32_t p = 0; p < TIER_PAGES_PER_BLOCK; p++) {
+		uint32_t s = e->seen[p / 64] >> (p % 64) & 1;
+		e->cnt[p] = (uint8_t)(e->cnt[p] + s);
+		seen += s;
+	}
 	memset(e->seen, 0, sizeof(e->seen));
 	e->windows++;
 	e->wsum += period > e->last_period ? period - e->last_period : 1;
@@ -136,6 +141,7 @@ void tier_ph_window(struct tier_ph *e, uint32_t period)
 		e->windows = (uint16_t)((e->windows + 1) / 2);
 		e->wsum = (e->wsum + 1) / 2;
 	}
+	return seen;
 }
 
 float tier_ph_dispersion_of(const uint8_t *cnt, uint32_t n, uint32_t w)
@@ -185,6 +191,11 @@ static float mean_count(const struct tier_ph *e)
 	for (uint32_t i = 0; i < n; i++)
 		sum += c[i];
 	return n ? (float)sum / (float)n : 0;
+}
+
+float tier_ph_seen_share(const struct tier_ph *e)
+{
+	return e->windows ? mean_count(e) / (float)e->windows : 0;
 }
 
 float tier_ph_page_heat(const struct tier_ph *e, uint32_t p, float block_heat)

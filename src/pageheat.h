@@ -31,11 +31,11 @@
  * measurements seen, not by wall time. */
 #define TIER_PH_WINDOWS 16
 /* A probe decides after this many windows. */
-#define TIER_PH_PROBE_WINDOWS 6
+#define TIER_PH_PROBE_WINDOWS 8
 /* Over-dispersion (variance of the per-page counts over what even heat
  * gives) that makes a block split, and under which a split block joins. */
-#define TIER_PH_SPLIT_AT 3.0f
-#define TIER_PH_JOIN_AT 1.5f
+#define TIER_PH_SPLIT_AT 1.6f
+#define TIER_PH_JOIN_AT 1.25f
 
 /* JOIN: its heat evened out; the balance round brings its pages home and
  * drops it. */
@@ -51,6 +51,8 @@ struct tier_ph {
 	uint32_t wsum;              /* periods covered by the counted windows */
 	uint32_t last_period;       /* the period of the last window */
 	uint16_t windows;           /* windows counted in cnt */
+	uint16_t win;               /* a probe's window, periods: long enough to see some pages */
+	uint32_t seen_total;        /* pages seen over the probe's windows */
 	uint8_t state;              /* enum tier_ph_state */
 	uint8_t nh;                 /* histogram contribution entries */
 	uint64_t seen[TIER_PH_WORDS]; /* pages seen accessed in the open window */
@@ -80,11 +82,14 @@ struct tier_ph *tier_ph_take(struct tier_mapping *m, uint32_t b, uint32_t period
 void tier_ph_drop(struct tier_ph *e, struct tier_hist *hist);
 /* Pages [p0, p0+n) of block b of m were seen accessed (any source). */
 void tier_ph_mark(struct tier_mapping *m, uint32_t b, uint32_t p0, uint32_t n);
-/* Close the open window of e (a visit measured the whole block). */
-void tier_ph_window(struct tier_ph *e, uint32_t period);
+/* Close the open window of e (a visit measured the whole block); returns
+ * how many pages were seen in it. */
+uint32_t tier_ph_window(struct tier_ph *e, uint32_t period);
 /* Over-dispersion of the counts: 1 for even heat, much more when a few
  * pages take it; 0 while nothing was seen. */
 float tier_ph_dispersion(const struct tier_ph *e);
+/* The mean share of its committed pages that a window saw. */
+float tier_ph_seen_share(const struct tier_ph *e);
 /* The heat of page p, given the block's heat: the block's heat shared
  * out by the per-page counts. */
 float tier_ph_page_heat(const struct tier_ph *e, uint32_t p, float block_heat);
