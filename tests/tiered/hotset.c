@@ -9,6 +9,7 @@
  *     -y: sleep USEC after each round over the hot set (leaves CPU to others)
  *     -w: before that window, keep touching until tier.heat.sources holds
  *         the text given (up to 60 s): the budget has settled the sources
+ *     -g GOAL: the share of the hot set on node 0 that ends a phase (0.9)
  *     -R: reads only (the hot set is read, never written)
  *     -p STRIDE: scattered: the hot set is one page in STRIDE of every block
  *         (wherever it is), HOT_MIB ignored: what a key-value store's
@@ -74,6 +75,7 @@ static int node_of(char *b)
 }
 
 static int pace_us; /* -y: sleep this long after each round over the hot set */
+static double goal = 0.9; /* -g */
 
 static void touch(char **hot, int n, unsigned round)
 {
@@ -120,6 +122,15 @@ static uint64_t stat_u64(const char *name)
 	return v;
 }
 
+static bool stat_bool(const char *name)
+{
+	int (*ctl)(const char *, void *, size_t *, void *, size_t) =
+		(int (*)(const char *, void *, size_t *, void *, size_t))dlsym(RTLD_DEFAULT, "tier_mallctl");
+	bool v = false;
+	size_t l = sizeof(v);
+	return ctl && ctl(name, &v, &l, NULL, 0) == 0 && v;
+}
+
 /* All the background costs tiermalloc counts against its budget: its
  * threads, its share of kdamond, the write faults it caused. */
 static uint64_t bg_cpu_ns(void)
@@ -164,6 +175,12 @@ static void steady(char **hot, int n, double secs)
 		printf("sources %s \"%s\" after %.1f s more\n", held ? "hold" : "still lack", settled,
 		       now() - w0);
 	}
+	/* a burst (bg_cpu_burst) ends once nothing is left to gain: the
+	 * window measures the steady state after it */
+	double b0 = now();
+	while (stat_bool("stats.bg.burst") && now() - b0 < 30)
+		touch(hot, n, round++);
+	printf("burst over after %.1f s more%s\n", now() - b0, stat_bool("stats.bg.burst") ? " (still in one)" : "");
 	uint64_t c0 = bg_cpu_ns(), m0 = stat_u64("stats.migrate_ns");
 	uint64_t p0 = stat_u64("stats.promoted_bytes") + stat_u64("stats.demoted_bytes");
 	t0 = now();
@@ -217,7 +234,7 @@ static int phase(int id, char **hot, int n, double timeout)
 		next = t + (verbose ? 0.25 : 0.05);
 		double f = on_fast(hot, n, NULL);
 		progress(t - t0, f);
-		if (f >= 0.9) {
+		if (f >= goal) {
 			printf("phase %d reached %.1f%% after %.2f s\n", id, f * 100, t - t0);
 			fflush(stdout);
 			return 0;
@@ -235,7 +252,7 @@ int main(int argc, char **argv)
 {
 	int shift = 0, opt;
 	double timeout = 20, steady_secs = 0;
-	while ((opt = getopt(argc, argv, "svt:c:y:w:Rp:")) != -1) {
+	while ((opt = getopt(argc, argv, "svt:c:y:w:Rp:g:")) != -1) {
 		if (opt == 's')
 			shift = 1;
 		else if (opt == 'v')
@@ -248,6 +265,8 @@ int main(int argc, char **argv)
 			pace_us = atoi(optarg);
 		else if (opt == 'w')
 			settled = optarg;
+		else if (opt == 'g')
+			goal = atof(optarg);
 		else if (opt == 'R')
 			reads = 1;
 		else if (opt == 'p')

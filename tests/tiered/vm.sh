@@ -27,6 +27,7 @@ guest() { # guest TOPOLOGY SCRIPT ARGS...: the guest's TAP lines, renumbered
 {
 	guest tiered "$top_srcdir/tests/tiered/guest-tiered.sh"
 	guest tiered "$top_srcdir/tests/tiered/guest-tiering.sh"
+	guest tiered "$top_srcdir/tests/tiered/guest-default.sh"
 	guest tiered "$top_srcdir/tests/tiered/guest-job.sh"
 	guest flat "$top_srcdir/tests/tiered/guest-flat.sh" flat
 	guest three "$top_srcdir/tests/tiered/guest-flat.sh" three
