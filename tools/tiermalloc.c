@@ -21,6 +21,7 @@
 #include "init.h"
 #include "knobs.h"
 #include "ledger.h"
+#include "metrics.h"
 #include "rundir.h"
 #include "sysfs.h"
 #include "topology.h"
@@ -55,6 +56,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: tiermalloc [run] [--fast-limit SIZE] [-c CONF] [--stats[=json]] [--] PROGRAM [ARGS...]\n"
 		"       tiermalloc stat PID [--json] [--watch SECONDS [--count N]]\n"
+		"       tiermalloc stat --openmetrics [--textfile PATH] [--watch SECONDS] [PID...]\n"
 		"       tiermalloc top [--once] [--interval SECONDS]\n"
 		"       tiermalloc ctl PID NAME[=VALUE]...   |   tiermalloc ctl PID --list\n"
 		"       tiermalloc topology\n"
@@ -70,7 +72,10 @@ static void usage(FILE *f)
 		"  --fast-limit S   the fast-tier budget (fast_limit:S)\n"
 		"  -s, --stats      print statistics when the program exits; -j, --stats=json as JSON\n"
 		"stat: one process's statistics (tiers, placed and resident bytes, heat, moves\n"
-		"  and their rates, background CPU, sources).  top: every tiermalloc process of\n"
+		"  and their rates, background CPU, sources); --openmetrics: of PIDs (default:\n"
+		"  every tiermalloc process of this user) in Prometheus's text format, to stdout\n"
+		"  or, written atomically, to a file for the node exporter's textfile collector\n"
+		"  (--textfile, rewritten every --watch SECONDS).  top: every tiermalloc process of\n"
 		"  this user, one line each.  ctl: read or set tier_mallctl names of a running\n"
 		"  process (same names, types and errors: tier.fast_limit=2G, tier.demote=512M).\n"
 		"  topology: the tiers this machine offers and why.  heat: every 2 MiB block of\n"
@@ -153,7 +158,9 @@ static int cmd_run(int argc, char **argv)
 	const char *lib = getenv("TIERMALLOC_LIB");
 	char def[PATH_MAX];
 	if (!lib || !*lib) {
-		snprintf(def, sizeof(def), "%s/libtiermalloc.so", TIERMALLOC_LIBDIR);
+		/* the soname: a runtime install (Debian's libtiermalloc0
+		 * without the -dev package) has no libtiermalloc.so link */
+		snprintf(def, sizeof(def), "%s/libtiermalloc.so.0", TIERMALLOC_LIBDIR);
 		lib = def;
 	}
 	if (access(lib, R_OK))
@@ -206,6 +213,8 @@ struct chan_ref {
 	struct tier_chan *c;
 	long pid;
 	char path[PATH_MAX];
+	uint64_t deadline; /* of the request in flight */
+	uint32_t id;
 };
 
 /* Map a channel file, checked: a regular file of ours, mode 0600-ish, of
@@ -252,17 +261,18 @@ static int own_rundir(char *path, size_t len)
 }
 
 /* The channel of PID: found through the process's own mappings (whatever
- * its run_dir), else in our runtime directory.  Waits up to 3 s for a
- * process that has tiermalloc loaded but no channel yet. */
-static void chan_open(long pid, struct chan_ref *r)
+ * its run_dir), else in our runtime directory.  With `wait`, waits up to
+ * 3 s for a process that has tiermalloc loaded but no channel yet.
+ * 0, or -1 with the reason in why. */
+static int chan_find(long pid, bool wait, struct chan_ref *r, char *why, size_t len)
 {
 	char proc[64];
 	struct stat st;
 	snprintf(proc, sizeof(proc), "/proc/%ld", pid);
 	if (pid <= 0 || stat(proc, &st) < 0)
-		die(1, "%ld: no such process", pid);
+		return snprintf(why, len, "%ld: no such process", pid), -1;
 	if (st.st_uid != geteuid() && geteuid() != 0)
-		die(1, "%ld: belongs to another user (uid %u): refused", pid, (unsigned)st.st_uid);
+		return snprintf(why, len, "%ld: belongs to another user (uid %u): refused", pid, (unsigned)st.st_uid), -1;
 	unsigned long long start = tier_proc_start_time(pid);
 	char suffix[64];
 	snprintf(suffix, sizeof(suffix), "/%ld-%llu" TIER_CHAN_SUFFIX, pid, start);
@@ -270,27 +280,36 @@ static void chan_open(long pid, struct chan_ref *r)
 	for (int tries = 0;; tries++) {
 		int m = maps_has(pid, suffix, r->path, sizeof(r->path));
 		if (m < 0)
-			die(1, "%ld: cannot read its maps (%s): refused", pid, strerror(errno));
+			return snprintf(why, len, "%ld: cannot read its maps (%s): refused", pid, strerror(errno)), -1;
 		if (m == 0) {
 			char dir[TIER_RUNDIR_PATH];
 			if (own_rundir(dir, sizeof(dir)) >= 0)
 				snprintf(r->path, sizeof(r->path), "%s%s", dir, suffix);
 		}
-		const char *why = m == 0 && access(r->path, F_OK) ? "none" : chan_map(r->path, pid, start, true, &r->c);
-		if (!why)
-			return;
+		const char *e = m == 0 && access(r->path, F_OK) ? "none" : chan_map(r->path, pid, start, true, &r->c);
+		if (!e)
+			return 0;
 		int lib = maps_has(pid, "libtiermalloc", NULL, 0);
-		if (strcmp(why, "none"))
-			die(1, "%ld: %s: %s", pid, r->path, why);
+		if (strcmp(e, "none"))
+			return snprintf(why, len, "%ld: %s: %s", pid, r->path, e), -1;
 		if (lib != 1)
-			die(1, "%ld: not a tiermalloc process (libtiermalloc is not loaded)", pid);
-		if (tries >= 30)
-			die(1, "%ld: no control channel: tiering is off there (TIERMALLOC_CONF=ctl:true "
-			       "publishes it anyway), or its runtime directory is not usable",
-			    pid);
+			return snprintf(why, len, "%ld: not a tiermalloc process (libtiermalloc is not loaded)", pid), -1;
+		if (!wait || tries >= 30)
+			return snprintf(why, len,
+					"%ld: no control channel: tiering is off there (TIERMALLOC_CONF=ctl:true "
+					"publishes it anyway), or its runtime directory is not usable",
+					pid),
+			       -1;
 		struct timespec ts = {0, 100000000};
 		nanosleep(&ts, NULL);
 	}
+}
+
+static void chan_open(long pid, struct chan_ref *r)
+{
+	char why[PATH_MAX + 200];
+	if (chan_find(pid, true, r, why, sizeof(why)))
+		die(1, "%s", why);
 }
 
 static uint64_t now_ns(void)
@@ -320,14 +339,17 @@ static void pause_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
-/* One request; the reply goes into a buffer of TIER_CHAN_REPLY_MAX + 1.
- * Returns the status (0 or an errno value); ETIMEDOUT when not answered. */
-static int request(struct chan_ref *r, uint32_t kind, uint32_t arg, const char *text, char *reply, uint32_t *next)
+/* One request, in two halves so that a command can ask many processes at
+ * once: submit claims the slot and writes the request (EBUSY when another
+ * command holds it past the deadline); answer waits for the reply, which
+ * goes into a buffer of TIER_CHAN_REPLY_MAX + 1, and returns the status
+ * (0 or an errno value; ETIMEDOUT when not answered). */
+static int request_submit(struct chan_ref *r, uint32_t kind, uint32_t arg, const char *text, char *reply)
 {
 	struct tier_chan *c = r->c;
 	struct tier_chan_snap s;
 	uint64_t period = snap_read(c, &s) ? s.period_ms : 100;
-	uint64_t deadline = now_ns() + 3 * period * 1000000ull + 5000000000ull;
+	r->deadline = now_ns() + 3 * period * 1000000ull + 5000000000ull;
 	/* a slot held longer than this was left by a client that died (a
 	 * request waits up to a period or so for its answer) */
 	uint64_t stale = 3 * period * 1000000ull > TIER_CHAN_STALE_NS ? 3 * period * 1000000ull : TIER_CHAN_STALE_NS;
@@ -341,27 +363,35 @@ static int request(struct chan_ref *r, uint32_t kind, uint32_t arg, const char *
 				break;
 			continue;
 		}
-		if (now_ns() > deadline)
-			die(1, "%ld: the channel is busy (another tiermalloc command?)", r->pid);
+		if (now_ns() > r->deadline) {
+			snprintf(reply, 64, "the channel is busy (another tiermalloc command?)");
+			return EBUSY;
+		}
 		pause_ms(5);
 	}
 	atomic_store(&c->state_ns, now_ns());
 	size_t len = strlen(text);
 	static uint32_t serial;
-	uint32_t id = (uint32_t)getpid() * 2654435761u + (uint32_t)now_ns() + ++serial;
+	r->id = (uint32_t)getpid() * 2654435761u + (uint32_t)now_ns() + ++serial;
 	c->kind = kind;
 	c->arg = arg;
-	c->req_id = id;
+	c->req_id = r->id;
 	/* an oversized request goes as it is, truncated, with its real length:
 	 * the process refuses it and says why */
 	c->req_len = (uint32_t)(len > UINT32_MAX ? UINT32_MAX : len);
 	memcpy(c->req, text, len < TIER_CHAN_REQ_MAX ? len + 1 : TIER_CHAN_REQ_MAX);
 	atomic_store(&c->state_ns, now_ns());
 	atomic_store_explicit(&c->state, TIER_CHAN_SUBMITTED, memory_order_release);
+	return 0;
+}
+
+static int request_answer(struct chan_ref *r, char *reply, uint32_t *next)
+{
+	struct tier_chan *c = r->c;
 	for (;;) {
-		if (atomic_load_explicit(&c->state, memory_order_acquire) == TIER_CHAN_ANSWERED && c->ans_id == id)
+		if (atomic_load_explicit(&c->state, memory_order_acquire) == TIER_CHAN_ANSWERED && c->ans_id == r->id)
 			break;
-		if (now_ns() > deadline || tier_proc_start_time(r->pid) != c->start) {
+		if (now_ns() > r->deadline || tier_proc_start_time(r->pid) != c->start) {
 			/* the slot stays as it is: the process may still answer, and
 			 * the answer is taken over as stale later */
 			snprintf(reply, 64, "no answer");
@@ -378,6 +408,12 @@ static int request(struct chan_ref *r, uint32_t kind, uint32_t arg, const char *
 	atomic_store(&c->state_ns, now_ns());
 	atomic_store_explicit(&c->state, TIER_CHAN_FREE, memory_order_release);
 	return status;
+}
+
+static int request(struct chan_ref *r, uint32_t kind, uint32_t arg, const char *text, char *reply, uint32_t *next)
+{
+	int e = request_submit(r, kind, arg, text, reply);
+	return e ? e : request_answer(r, reply, next);
 }
 
 static long parse_pid(const char *s)
@@ -456,8 +492,13 @@ static void print_summary(long pid, const struct tier_chan_snap *s)
 	}
 }
 
+static int stat_metrics(int argc, char **argv);
+
 static int cmd_stat(int argc, char **argv)
 {
+	for (int i = 0; i < argc; i++)
+		if (!strcmp(argv[i], "--openmetrics"))
+			return stat_metrics(argc, argv);
 	long pid = 0;
 	bool json = false;
 	double watch = 0;
@@ -605,6 +646,134 @@ static int cmd_top(int argc, char **argv)
 		if (once)
 			return 0;
 		pause_ms((long)(interval * 1000));
+	}
+}
+
+/* ------------------------------------------------------------ metrics */
+
+/* The metrics of PIDS (all of this user's tiermalloc processes when none
+ * are named): every channel asked for the JSON statistics at once, then
+ * the answers read.  Processes that cannot be read are named on stderr. */
+static int metrics_collect(long *pids, int n, struct tier_metrics_proc *out, int *failed)
+{
+	static struct chan_ref refs[1024];
+	static int sent[1024];
+	static struct top_line lines[1024];
+	char why[PATH_MAX + 200];
+	if (!n) {
+		n = scan(lines, 1024, NULL);
+		for (int i = 0; i < n; i++)
+			pids[i] = lines[i].pid;
+	}
+	int k = 0;
+	for (int i = 0; i < n; i++) {
+		sent[i] = -1;
+		if (chan_find(pids[i], false, &refs[i], why, sizeof(why))) {
+			fprintf(stderr, "%s: %s\n", prog, why);
+			(*failed)++;
+			continue;
+		}
+		sent[i] = request_submit(&refs[i], TIER_REQ_STATS, 1, "", reply);
+		if (sent[i])
+			fprintf(stderr, "%s: %ld: %s (its snapshot only)\n", prog, pids[i], reply);
+	}
+	for (int i = 0; i < n; i++) {
+		if (sent[i] < 0)
+			continue;
+		struct tier_metrics_proc *p = &out[k];
+		memset(p, 0, sizeof(*p));
+		p->pid = pids[i];
+		comm_of(p->pid, p->comm, sizeof(p->comm));
+		int e = sent[i] ? sent[i] : request_answer(&refs[i], reply, NULL);
+		if (e && tier_proc_start_time(p->pid) != refs[i].c->start) {
+			munmap(refs[i].c, TIER_CHAN_FILE_SIZE);
+			continue; /* exited meanwhile: not a failure */
+		}
+		/* the writer may be descheduled mid-snapshot: a few tries */
+		bool have = false;
+		for (int t = 0; t < 50 && !(have = snap_read(refs[i].c, &p->snap)); t++)
+			pause_ms(2);
+		if (!have) {
+			fprintf(stderr, "%s: %ld: no snapshot yet\n", prog, p->pid);
+			munmap(refs[i].c, TIER_CHAN_FILE_SIZE);
+			(*failed)++;
+			continue;
+		}
+		if (!e && tier_metrics_parse(reply, p))
+			fprintf(stderr, "%s: %ld: statistics do not parse as JSON (its snapshot only)\n", prog, p->pid);
+		else if (e && !sent[i])
+			fprintf(stderr, "%s: %ld: %s (its snapshot only)\n", prog, p->pid, reply);
+		munmap(refs[i].c, TIER_CHAN_FILE_SIZE);
+		k++;
+	}
+	return k;
+}
+
+/* Write the metrics to PATH atomically: a temporary file beside it (not
+ * named *.prom, so the textfile collector never reads it), then rename. */
+static void metrics_textfile(const char *path, const struct tier_metrics_proc *procs, int n)
+{
+	char tmp[PATH_MAX];
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp-%ld", path, (long)getpid()) >= (int)sizeof(tmp))
+		die(1, "%s: path too long", path);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		die(1, "%s: %s", tmp, strerror(errno));
+	FILE *f = fdopen(fd, "w");
+	if (!f)
+		die(1, "%s: %s", tmp, strerror(errno));
+	tier_metrics_write(f, procs, n);
+	if (fflush(f) || fsync(fd) || ferror(f)) {
+		int e = errno;
+		fclose(f);
+		unlink(tmp);
+		die(1, "%s: %s", tmp, strerror(e));
+	}
+	fclose(f);
+	if (rename(tmp, path)) {
+		int e = errno;
+		unlink(tmp);
+		die(1, "%s: %s", path, strerror(e));
+	}
+}
+
+static int stat_metrics(int argc, char **argv)
+{
+	static long pids[1024];
+	static struct tier_metrics_proc procs[1024];
+	const char *textfile = NULL;
+	double watch = 0;
+	int n = 0;
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--openmetrics"))
+			continue;
+		if (!strcmp(argv[i], "--textfile")) {
+			if (i + 1 >= argc || !argv[i + 1][0])
+				bad_usage("--textfile needs a PATH%s", "");
+			textfile = argv[++i];
+		} else if (!strcmp(argv[i], "--watch") || !strcmp(argv[i], "-w")) {
+			watch = i + 1 < argc ? atof(argv[++i]) : 0;
+			if (!(watch > 0))
+				bad_usage("--watch needs SECONDS%s", "");
+		} else if (n < 1024) {
+			pids[n++] = parse_pid(argv[i]);
+		} else {
+			bad_usage("at most 1024 PIDs, not more (%s)", argv[i]);
+		}
+	}
+	for (;;) {
+		int failed = 0;
+		long ask[1024];
+		memcpy(ask, pids, sizeof(long) * (size_t)n);
+		int k = metrics_collect(ask, n, procs, &failed);
+		if (textfile)
+			metrics_textfile(textfile, procs, k);
+		else
+			tier_metrics_write(stdout, procs, k);
+		fflush(stdout);
+		if (!watch)
+			return failed ? 1 : 0;
+		pause_ms((long)(watch * 1000));
 	}
 }
 
