@@ -185,8 +185,9 @@ static void comm_of(long pid, char *buf, size_t len)
 	buf[strcspn(buf, "\n")] = '\0';
 }
 
-/* Whether /proc/PID/maps mentions `needle`; -1 when unreadable. */
-static int maps_has(long pid, const char *needle, char *line_out, size_t len)
+/* Whether /proc/PID/maps mentions `needle`; -1 when unreadable.  The
+ * mapping's path into line_out, its address range into range (64 bytes). */
+static int maps_has(long pid, const char *needle, char *line_out, size_t len, char *range)
 {
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/%ld/maps", pid);
@@ -198,6 +199,8 @@ static int maps_has(long pid, const char *needle, char *line_out, size_t len)
 	while (fgets(line, sizeof(line), f))
 		if (strstr(line, needle)) {
 			found = 1;
+			if (range)
+				snprintf(range, 64, "%.*s", (int)strcspn(line, " "), line);
 			if (line_out) {
 				line[strcspn(line, "\n")] = '\0';
 				char *p = strchr(line, '/');
@@ -211,7 +214,8 @@ static int maps_has(long pid, const char *needle, char *line_out, size_t len)
 
 struct chan_ref {
 	struct tier_chan *c;
-	long pid;
+	long pid;    /* as this command sees it */
+	long ns_pid; /* as the process sees itself */
 	char path[PATH_MAX];
 	uint64_t deadline; /* of the request in flight */
 	uint32_t id;
@@ -219,9 +223,12 @@ struct chan_ref {
 
 /* Map a channel file, checked: a regular file of ours, mode 0600-ish, of
  * the right size and magic, naming the process it claims. */
-static const char *chan_map(const char *path, long pid, unsigned long long start, bool rw, struct tier_chan **out)
+static const char *chan_map(const char *path, long pid, unsigned long long start, unsigned long long ns, bool rw,
+			    struct tier_chan **out)
 {
-	int fd = open(path, (rw ? O_RDWR : O_RDONLY) | O_NOFOLLOW | O_CLOEXEC);
+	/* /proc/PID/map_files/... is a link to follow; no other path is */
+	bool link = !strncmp(path, "/proc/", 6) && strstr(path, "/map_files/");
+	int fd = open(path, (rw ? O_RDWR : O_RDONLY) | (link ? 0 : O_NOFOLLOW) | O_CLOEXEC);
 	if (fd < 0)
 		return strerror(errno);
 	struct stat st;
@@ -247,7 +254,8 @@ static const char *chan_map(const char *path, long pid, unsigned long long start
 		return strerror(errno);
 	struct tier_chan *c = p;
 	atomic_thread_fence(memory_order_acquire);
-	if (c->magic != TIER_CHAN_MAGIC || c->version != TIER_CHAN_VERSION || c->pid != pid || c->start != start) {
+	if (c->magic != TIER_CHAN_MAGIC || c->version != TIER_CHAN_VERSION || c->pid != pid || c->start != start ||
+	    (ns && c->pidns != ns)) {
 		munmap(p, TIER_CHAN_FILE_SIZE);
 		return "not a channel of this version or of this process";
 	}
@@ -258,6 +266,38 @@ static const char *chan_map(const char *path, long pid, unsigned long long start
 static int own_rundir(char *path, size_t len)
 {
 	return tier_rundir(path, len);
+}
+
+/* PID's pid in its own (innermost) pid namespace: the last field of
+ * NSpid in /proc/PID/status; PID itself when there is none. */
+static long ns_pid_of(long pid)
+{
+	char path[64], buf[4096];
+	snprintf(path, sizeof(path), "/proc/%ld/status", pid);
+	if (tier_read_file(path, buf, sizeof(buf)) <= 0)
+		return pid;
+	const char *l = strstr(buf, "\nNSpid:");
+	if (!l)
+		return pid;
+	long last = pid, v;
+	char *end;
+	for (const char *p = l + 8; *p && *p != '\n'; p = end) {
+		v = strtol(p, &end, 10);
+		if (end == p)
+			break;
+		last = v;
+	}
+	return last;
+}
+
+/* Whether PID lives in another mount namespace than this command: its
+ * files are then reached through /proc/PID/root. */
+static bool other_mounts(long pid)
+{
+	char path[64];
+	struct stat a, b;
+	snprintf(path, sizeof(path), "/proc/%ld/ns/mnt", pid);
+	return stat(path, &a) == 0 && stat("/proc/self/ns/mnt", &b) == 0 && a.st_ino != b.st_ino;
 }
 
 /* The channel of PID: found through the process's own mappings (whatever
@@ -273,23 +313,41 @@ static int chan_find(long pid, bool wait, struct chan_ref *r, char *why, size_t 
 		return snprintf(why, len, "%ld: no such process", pid), -1;
 	if (st.st_uid != geteuid() && geteuid() != 0)
 		return snprintf(why, len, "%ld: belongs to another user (uid %u): refused", pid, (unsigned)st.st_uid), -1;
-	unsigned long long start = tier_proc_start_time(pid);
-	char suffix[64];
-	snprintf(suffix, sizeof(suffix), "/%ld-%llu" TIER_CHAN_SUFFIX, pid, start);
+	unsigned long long start = tier_proc_start_time(pid), ns = tier_pidns(pid);
+	/* a process in another pid namespace (a container) named its channel
+	 * by its own pid there */
+	long nsp = ns_pid_of(pid);
+	char suffix[96];
+	if (ns)
+		snprintf(suffix, sizeof(suffix), "/%ld-%llu-%llu" TIER_CHAN_SUFFIX, nsp, start, ns);
+	else
+		snprintf(suffix, sizeof(suffix), "/%ld-%llu" TIER_CHAN_SUFFIX, nsp, start);
 	r->pid = pid;
+	r->ns_pid = nsp;
 	for (int tries = 0;; tries++) {
-		int m = maps_has(pid, suffix, r->path, sizeof(r->path));
+		char seen[PATH_MAX - 64], range[64]; /* room for /proc/PID/root before it */
+		int m = maps_has(pid, suffix, seen, sizeof(seen), range);
 		if (m < 0)
 			return snprintf(why, len, "%ld: cannot read its maps (%s): refused", pid, strerror(errno)), -1;
 		if (m == 0) {
 			char dir[TIER_RUNDIR_PATH];
 			if (own_rundir(dir, sizeof(dir)) >= 0)
 				snprintf(r->path, sizeof(r->path), "%s%s", dir, suffix);
+		} else if (other_mounts(pid)) {
+			/* another mount namespace: maps prints its paths from our
+			 * root where it can, else from its own; the mapping itself
+			 * is the file (map_files: CAP_SYS_ADMIN), else its path
+			 * under the process's root */
+			snprintf(r->path, sizeof(r->path), "/proc/%ld/map_files/%s", pid, range);
+			if (access(r->path, F_OK))
+				snprintf(r->path, sizeof(r->path), "/proc/%ld/root%s", pid, seen);
+		} else {
+			snprintf(r->path, sizeof(r->path), "%s", seen);
 		}
-		const char *e = m == 0 && access(r->path, F_OK) ? "none" : chan_map(r->path, pid, start, true, &r->c);
+		const char *e = m == 0 && access(r->path, F_OK) ? "none" : chan_map(r->path, nsp, start, ns, true, &r->c);
 		if (!e)
 			return 0;
-		int lib = maps_has(pid, "libtiermalloc", NULL, 0);
+		int lib = maps_has(pid, "libtiermalloc", NULL, 0, NULL);
 		if (strcmp(e, "none"))
 			return snprintf(why, len, "%ld: %s: %s", pid, r->path, e), -1;
 		if (lib != 1)
@@ -458,10 +516,12 @@ static int cmd_ctl(int argc, char **argv)
 
 /* ------------------------------------------------------------ stat */
 
-static void print_summary(long pid, const struct tier_chan_snap *s)
+static void print_summary(long pid, long ns_pid, const struct tier_chan_snap *s)
 {
 	char comm[64];
 	comm_of(pid, comm, sizeof(comm));
+	if (ns_pid != pid)
+		printf("pid %ld is pid %ld in its own pid namespace\n", pid, ns_pid);
 	double up = s->started_ns && s->time_ns > s->started_ns ? (double)(s->time_ns - s->started_ns) / 1e9 : 0;
 	printf("pid %ld (%s): tiering %s, %u tiers, fast_limit %.1f MiB, background %.2f%% of a core "
 	       "(cpu %.1f ms, kdamond %.1f ms, faults %.1f ms in %.0f s)\n",
@@ -532,7 +592,7 @@ static int cmd_stat(int argc, char **argv)
 		}
 		bool have = snap_read(r.c, &s);
 		if (!json && have)
-			print_summary(pid, &s);
+			print_summary(pid, r.ns_pid, &s);
 		if (json && have && reply[0] == '{') {
 			/* the library's object, with what only the channel knows
 			 * (rates over the last second, the hit estimate) beside it */
@@ -554,26 +614,64 @@ static int cmd_stat(int argc, char **argv)
 /* ------------------------------------------------------------ top */
 
 struct top_line {
-	long pid;
+	long pid;    /* as this command sees it */
+	long ns_pid; /* as the process sees itself (another pid namespace) */
 	struct tier_chan_snap s;
 };
 
-/* Every live channel of our runtime directory; stale ones removed. */
-static int scan(struct top_line *out, int max, int *cleaned)
+/* This user's processes (root: everyone's) in pid namespaces other than
+ * this command's: containers, seen by their pid here. */
+struct ns_proc {
+	long pid;
+	unsigned long long ns;
+};
+
+static int other_namespaces(struct ns_proc *out, int max)
 {
-	char dir[TIER_RUNDIR_PATH];
-	if (own_rundir(dir, sizeof(dir)) < 0)
+	unsigned long long me = tier_pidns(0);
+	DIR *d = opendir("/proc");
+	if (!d || !me) {
+		if (d)
+			closedir(d);
 		return 0;
-	DIR *d = opendir(dir);
-	if (!d)
-		return 0;
+	}
 	int n = 0;
 	struct dirent *e;
-	while ((e = readdir(d))) {
+	while (n < max && (e = readdir(d))) {
+		char *end;
+		long pid = strtol(e->d_name, &end, 10);
+		if (pid <= 0 || *end)
+			continue;
+		char path[64];
+		struct stat st;
+		snprintf(path, sizeof(path), "/proc/%ld", pid);
+		if (stat(path, &st) || (st.st_uid != geteuid() && geteuid() != 0))
+			continue;
+		unsigned long long ns = tier_pidns(pid);
+		if (ns && ns != me)
+			out[n++] = (struct ns_proc){pid, ns};
+	}
+	closedir(d);
+	return n;
+}
+
+/* Every live channel: those of our runtime directory (stale ones of our
+ * pid namespace removed; another namespace's, in a directory shared with
+ * a container, left to it), and those of processes in other pid
+ * namespaces, found through their mappings. */
+static int scan(struct top_line *out, int max, int *cleaned)
+{
+	static struct ns_proc others[1024];
+	int no = other_namespaces(others, 1024);
+	unsigned long long me = tier_pidns(0);
+	char dir[TIER_RUNDIR_PATH];
+	int n = 0;
+	DIR *d = own_rundir(dir, sizeof(dir)) >= 0 ? opendir(dir) : NULL;
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
 		long pid;
-		unsigned long long st;
-		char tail[8];
-		if (sscanf(e->d_name, "%ld-%llu%7s", &pid, &st, tail) != 3 || strcmp(tail, TIER_CHAN_SUFFIX))
+		unsigned long long st, ns;
+		if (tier_chan_name_parse(e->d_name, &pid, &st, &ns) || (ns && ns != me))
 			continue;
 		char path[PATH_MAX], needle[300];
 		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
@@ -583,7 +681,7 @@ static int scan(struct top_line *out, int max, int *cleaned)
 		 * file made in the last seconds may not be mapped yet */
 		struct stat sb;
 		bool dead = tier_proc_start_time(pid) != st;
-		bool unmapped = !dead && maps_has(pid, needle, NULL, 0) == 0 && lstat(path, &sb) == 0 &&
+		bool unmapped = !dead && maps_has(pid, needle, NULL, 0, NULL) == 0 && lstat(path, &sb) == 0 &&
 				sb.st_ctime + 5 < time(NULL);
 		if (dead || unmapped) {
 			if (lstat(path, &sb) == 0 && sb.st_uid == geteuid() && unlink(path) == 0 && cleaned)
@@ -591,14 +689,26 @@ static int scan(struct top_line *out, int max, int *cleaned)
 			continue;
 		}
 		struct tier_chan *c;
-		if (n >= max || chan_map(path, pid, st, false, &c))
+		if (n >= max || chan_map(path, pid, st, ns, false, &c))
 			continue;
-		out[n].pid = pid;
+		out[n].pid = out[n].ns_pid = pid;
 		if (snap_read(c, &out[n].s))
 			n++;
 		munmap(c, TIER_CHAN_FILE_SIZE);
 	}
-	closedir(d);
+	if (d)
+		closedir(d);
+	for (int k = 0; k < no && n < max; k++) {
+		struct chan_ref r;
+		char why[PATH_MAX + 200];
+		if (chan_find(others[k].pid, false, &r, why, sizeof(why)))
+			continue; /* not a tiermalloc process, or no channel */
+		out[n].pid = others[k].pid;
+		out[n].ns_pid = r.ns_pid;
+		if (snap_read(r.c, &out[n].s))
+			n++;
+		munmap(r.c, TIER_CHAN_FILE_SIZE);
+	}
 	return n;
 }
 
@@ -622,8 +732,8 @@ static int cmd_top(int argc, char **argv)
 		int n = scan(lines, 1024, &cleaned);
 		if (!once)
 			printf("\033[H\033[J");
-		printf("%8s %-16s %10s %10s %10s %6s %9s %9s %6s\n", "PID", "COMMAND", "FAST_MiB", "SLOW_MiB",
-		       "LIMIT_MiB", "HIT%", "PROM_MB/s", "DEM_MB/s", "BG%");
+		printf("%8s %-16s %10s %10s %10s %6s %9s %9s %6s %8s\n", "PID", "COMMAND", "FAST_MiB", "SLOW_MiB",
+		       "LIMIT_MiB", "HIT%", "PROM_MB/s", "DEM_MB/s", "BG%", "NSPID");
 		for (int i = 0; i < n; i++) {
 			const struct tier_chan_snap *s = &lines[i].s;
 			char comm[64], hit[16];
@@ -635,10 +745,13 @@ static int cmd_top(int argc, char **argv)
 				snprintf(hit, sizeof(hit), "-");
 			else
 				snprintf(hit, sizeof(hit), "%.1f", s->hit * 100.0);
-			printf("%8ld %-16.16s %10.1f %10.1f %10.1f %6s %9.2f %9.2f %6.2f\n", lines[i].pid, comm,
+			char nsp[24] = "-";
+			if (lines[i].ns_pid != lines[i].pid)
+				snprintf(nsp, sizeof(nsp), "%ld", lines[i].ns_pid);
+			printf("%8ld %-16.16s %10.1f %10.1f %10.1f %6s %9.2f %9.2f %6.2f %8s\n", lines[i].pid, comm,
 			       (double)s->committed[0] / 1048576.0, (double)slow / 1048576.0,
 			       (double)s->fast_limit / 1048576.0, hit, s->promote_bps / 1048576.0,
-			       s->demote_bps / 1048576.0, s->bg_share * 100.0);
+			       s->demote_bps / 1048576.0, s->bg_share * 100.0, nsp);
 		}
 		if (cleaned)
 			printf("(%d stale channel%s removed)\n", cleaned, cleaned > 1 ? "s" : "");
@@ -683,6 +796,7 @@ static int metrics_collect(long *pids, int n, struct tier_metrics_proc *out, int
 		struct tier_metrics_proc *p = &out[k];
 		memset(p, 0, sizeof(*p));
 		p->pid = pids[i];
+		p->ns_pid = refs[i].ns_pid != pids[i] ? refs[i].ns_pid : 0;
 		comm_of(p->pid, p->comm, sizeof(p->comm));
 		int e = sent[i] ? sent[i] : request_answer(&refs[i], reply, NULL);
 		if (e && tier_proc_start_time(p->pid) != refs[i].c->start) {
@@ -918,7 +1032,7 @@ static int job_members(struct tier_ledger *l, struct job_member *out)
 		long pid;
 		if (!tier_ledger_read(&l->slot[i], &pid, &out[n].pub))
 			continue;
-		if (!tier_ledger_alive(pid, out[n].pub.start, proc_start))
+		if (!tier_ledger_alive(pid, &out[n].pub, proc_start))
 			continue; /* gone; a member frees the slot within a second */
 		out[n].slot = i;
 		out[n].pid = pid;
@@ -945,8 +1059,9 @@ static void job_print(const char *ident, struct tier_ledger_map *m)
 	       (unsigned long long)budget, (unsigned long long)(budget >> 20), (unsigned long long)fast,
 	       (unsigned long long)(fast >> 20));
 	for (int i = 0; i < n; i++) {
-		char comm[64];
-		comm_of(mem[i].pid, comm, sizeof(comm));
+		char comm[64] = "another pid namespace";
+		if (tier_ledger_same_ns(&mem[i].pub))
+			comm_of(mem[i].pid, comm, sizeof(comm));
 		printf("  pid %ld (%s): fast %llu bytes, share %llu, fast_limit %llu\n", mem[i].pid, comm,
 		       (unsigned long long)mem[i].pub.fast_bytes, (unsigned long long)mem[i].pub.share,
 		       (unsigned long long)mem[i].pub.limit);

@@ -158,16 +158,5 @@ rm -rf "$tmp"
 # the VM part: tiering needs two tiers (vm_host_setup: the VM lock, a new $tmp)
 . "$top_srcdir/tests/vmhost.sh"
 vm_host_setup 1 10 x
-"$RUN" --quiet --topology tiered --timeout 300 -- sh "$0" guest >"$tmp/g.tap" 2>"$tmp/g.err"
-rc=$?
-while IFS= read -r line; do
-	case $line in
-	"not ok "*) ok 1 "[tiered VM] ${line#not ok * - }" ;;
-	"ok "*) ok 0 "[tiered VM] ${line#ok * - }" ;;
-	"#"*) echo "$line" ;;
-	esac
-done <"$tmp/g.tap"
-[ $rc -le 1 ] && grep -q '^1\.\.[0-9]' "$tmp/g.tap"
-ok $? "the VM part ran to its end (exit $rc)"
-[ $rc -le 1 ] || sed 's/^/# /' "$tmp/g.err" | tail -n 30
+vm_tap tiered 300 "$0" guest
 done_testing
