@@ -72,13 +72,14 @@ def meaning():
     if not oracle or not d:
         return "(no tiermalloc run at the default budget beside the oracle: nothing to conclude)"
     best = max(tms, key=rel)
-    if best == d or rel(d) >= rel(best) - 0.05:
-        return (f"What this means: the default (bg_cpu {dflt:g}% of a core) keeps {100 * rel(d):.0f}% of the "
-                f"oracle's fast-tier hits here, as much as a larger budget buys on this machine: keep the default.")
-    c = cpu(best)
-    cost = f" for {100 * c:.0f}% of a core" if c is not None else ""
     k = (f"; the kernel's own tiering (numa_balancing=2) keeps {100 * rel('kernel'):.0f}%"
          if "kernel" in summ else "")
+    if best == d or rel(d) >= rel(best) - 0.05:
+        return (f"What this means: the default (bg_cpu {dflt:g}% of a core) keeps {100 * rel(d):.0f}% of the "
+                f"oracle's fast-tier hits here, as much as a larger budget buys on this machine, so keep the "
+                f"default{k}.")
+    c = cpu(best)
+    cost = f" for {100 * c:.0f}% of a core" if c is not None else ""
     return (f"What this means: on this machine the default (bg_cpu {dflt:g}% of a core) keeps {100 * rel(d):.0f}% "
             f"of the oracle's fast-tier hits and bg_cpu {budget_of(best):g}% keeps {100 * rel(best):.0f}%{cost}, "
             f"so pick TIERMALLOC_CONF=bg_cpu:{budget_of(best) / 100:g} here when the hot set matters more than "
