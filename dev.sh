@@ -14,8 +14,12 @@ libjemalloc-dev libjemalloc2 libnuma-dev liburcu-dev libcxl-dev
 python3 numactl util-linux groff-base man-db clang
 sqlite3 redis-server redis-tools libpython3.11-testsuite git perl
 qemu-system-x86 busybox-static cpio xz-utils kmod ndctl daxctl
-gnuplot-nox libmemkind0 memcached libmimalloc2.0 libtcmalloc-minimal4"
+gnuplot-nox libmemkind0 memcached libmimalloc2.0 libtcmalloc-minimal4
+prometheus debhelper lintian"
 
+# prometheus: for promtool (tests/host/metrics.sh); on a machine running
+# systemd its package also enables a prometheus server on port 9090.
+# debhelper, lintian: the Debian packages (tests/host/deb.sh).
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 
 deps() {

@@ -7,7 +7,10 @@
                               contender, PNGs)?  Exit 1 if not.
 Every figure is a ratio measured side by side in one run: to the oracle
 (tiering), to jemalloc (allocators)."""
-import csv, math, os, statistics, subprocess, sys
+import csv, math, os, statistics, sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from hitplot import default_bg_pct, gnuplot, hit_plot  # noqa: E402
 
 VM_PARTS = [("gups-uniform", "GUPS, uniform"), ("gups-hot", "GUPS, hot set"),
             ("gups-shift", "GUPS, shifting hot set"), ("kv", "Zipf KV, 90% gets"),
@@ -91,15 +94,6 @@ def fmt(x, spec=".3f", none="-"):
     return none if x is None else format(x, spec)
 
 
-def gnuplot(script):
-    try:
-        subprocess.run(["gnuplot"], input=script, text=True, check=True, capture_output=True)
-        return True
-    except (OSError, subprocess.CalledProcessError) as e:
-        print(f"(no plot: {e})", file=sys.stderr)
-        return False
-
-
 def min_migration_mib(part, p):
     """The least a placement must move: the hot set in (and as much out,
     the fast tier being full) once per hot set placed."""
@@ -151,29 +145,9 @@ def vm_part(out, part, title, p, tgt):
           "thread, kdamond, kernel migration), share of one core; costs inside the workload's thread "
           "(hinting and write faults) show in its operations instead.\n")
     # hit ratio over time, the shift marked
-    data = os.path.join(out, part + ".dat")
-    with open(data, "w") as f:
-        for n in names:
-            f.write(f"# {n}\n")
-            for r in rows:
-                if r["name"] == n:
-                    f.write(f"{r['t']} {r['hit_ratio']}\n")
-            f.write("\n\n")
-    shift = ""
-    if part in SHIFTED and fnum(p.get("B_A")):
-        a = fnum(p["B_A"])
-        shift = (f"set arrow from {a},0 to {a},1 nohead dt 2\n"
-                 f"set label 'hot set shifts' at {a},0.95 offset 0.5,0\n")
-    plot = ", ".join(f"'{data}' index {i} using 1:2 with lines lw 2 title '{n}'" for i, n in enumerate(names))
-    gnuplot(f"""set terminal pngcairo size 900,480
-set output '{os.path.join(out, part + ".png")}'
-set title '{title}: share of accesses served by the fast tier (tiered VM)'
-set xlabel 'seconds'
-set ylabel 'fast-tier hit ratio'
-set yrange [0:1.05]
-set key outside right
-{shift}plot {plot}
-""")
+    a = fnum(p.get("B_A")) if part in SHIFTED else None
+    hit_plot(rows, names, os.path.join(out, part + ".png"),
+             f"{title}: share of accesses served by the fast tier (tiered VM)", a, default_bg_pct())
     for n, v in res.items():
         tgt.setdefault(n, {})[part] = v
     return res

@@ -30,7 +30,7 @@
 
 static struct tier_chan *ch;
 static pid_t owner;           /* the process that made ch (not a forked child) */
-static char name[64];
+static char name[96];
 static int fd_ = -1;          /* kept open: fstat each period (see tier_chan_tick) */
 static dev_t dev_;
 static ino_t ino_;
@@ -56,13 +56,15 @@ static void sweep(int dir)
 	/* bounded: thousands of live channels must not make a start slow;
 	 * the command's top cleans the rest */
 	int budget = 256;
+	unsigned long long me = tier_pidns(0);
 	while (budget-- > 0 && (e = readdir(d))) {
 		long pid;
-		unsigned long long st;
-		char tail[8];
-		if (sscanf(e->d_name, "%ld-%llu%7s", &pid, &st, tail) != 3 || strcmp(tail, TIER_CHAN_SUFFIX))
+		unsigned long long st, ns;
+		if (tier_chan_name_parse(e->d_name, &pid, &st, &ns))
 			continue;
-		if (pid <= 0 || pid == getpid())
+		/* a pid means something only in its own namespace: another's
+		 * channels (a shared runtime directory) are left to it */
+		if ((ns && ns != me) || pid == getpid())
 			continue;
 		if (tier_proc_start_time(pid) != st) /* dead, or the pid now belongs to another process */
 			unlinkat(dir, e->d_name, 0);
@@ -82,8 +84,11 @@ static void create(void)
 	}
 	sweep(dir);
 	long pid = getpid();
-	unsigned long long st = tier_proc_start_time(pid);
-	snprintf(name, sizeof(name), "%ld-%llu" TIER_CHAN_SUFFIX, pid, st);
+	unsigned long long st = tier_proc_start_time(pid), ns = tier_pidns(0);
+	if (ns)
+		snprintf(name, sizeof(name), "%ld-%llu-%llu" TIER_CHAN_SUFFIX, pid, st, ns);
+	else /* no /proc/self/ns: the name of version 1 */
+		snprintf(name, sizeof(name), "%ld-%llu" TIER_CHAN_SUFFIX, pid, st);
 	/* an existing file of this name is ours: left by this very process
 	 * before an exec */
 	int fd = openat(dir, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -113,6 +118,7 @@ static void create(void)
 	c->pid = (int32_t)pid;
 	c->uid = (uint32_t)geteuid();
 	c->start = st;
+	c->pidns = ns;
 	atomic_store(&c->state, TIER_CHAN_FREE);
 	atomic_store(&c->state_ns, tier_clock_ns(CLOCK_MONOTONIC));
 	/* the magic last: a reader that sees it sees the rest */

@@ -1,5 +1,7 @@
 /* The control channel: a small shared-memory file per process,
- * <rundir>/<pid>-<starttime>.ctl, mode 0600, through which the tiermalloc
+ * <rundir>/<pid>-<starttime>-<pidns>.ctl, mode 0600 (pid as the process
+ * sees itself, pidns the inode of its pid namespace: two containers' pid 1
+ * never share a name), through which the tiermalloc
  * command sees a running program's statistics and changes its knobs.
  *
  * The process writes a snapshot every background period (seqlock: seq is
@@ -22,9 +24,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 
 #define TIER_CHAN_MAGIC 0x314e4843544d4954ull /* "TIMTCHN1" */
-#define TIER_CHAN_VERSION 1
+#define TIER_CHAN_VERSION 2
 #define TIER_CHAN_TIERS 8
 #define TIER_CHAN_REQ_MAX 512
 #define TIER_CHAN_REPLY_MAX (60 * 1024)
@@ -71,6 +75,7 @@ struct tier_chan {
 	int32_t pid;
 	uint32_t uid;
 	uint64_t start;            /* /proc/PID/stat field 22 */
+	uint64_t pidns;            /* tier_pidns() of the process */
 	_Atomic uint32_t seq;
 	uint32_t pad0;
 	struct tier_chan_snap snap;
@@ -89,6 +94,23 @@ struct tier_chan {
 	uint32_t pad1;
 	char reply[TIER_CHAN_REPLY_MAX];
 };
+
+/* A channel's file name: 0 with pid, start and pidns; pidns 0 for a name
+ * of version 1 (<pid>-<start>.ctl, made in the reader's namespace); -1
+ * when it is not a channel's name. */
+static inline int tier_chan_name_parse(const char *s, long *pid, unsigned long long *start,
+				       unsigned long long *pidns)
+{
+	char tail[8];
+	int n = 0;
+	*pidns = 0;
+	if (sscanf(s, "%ld-%llu-%llu%n", pid, start, pidns, &n) == 3 && n && !strcmp(s + n, TIER_CHAN_SUFFIX))
+		return *pid > 0 && *pidns ? 0 : -1;
+	*pidns = 0;
+	if (sscanf(s, "%ld-%llu%7s", pid, start, tail) == 3 && !strcmp(tail, TIER_CHAN_SUFFIX))
+		return *pid > 0 ? 0 : -1;
+	return -1;
+}
 
 /* The file's size: the struct rounded up to whole pages. */
 #define TIER_CHAN_FILE_SIZE ((sizeof(struct tier_chan) + 4095) & ~(size_t)4095)

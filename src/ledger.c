@@ -11,6 +11,7 @@
 
 #include "ledger.h"
 #include "sysfs.h"
+#include "tier.h"
 
 #define LD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
 #define ST(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
@@ -144,6 +145,8 @@ int tier_ledger_claim(struct tier_ledger *l, long pid, uint64_t start)
 		__atomic_thread_fence(__ATOMIC_RELEASE);
 		memset(&s->pub, 0, sizeof(s->pub)); /* plain: seq is odd */
 		s->pub.start = start;
+		s->pub.pidns = tier_pidns(0);
+		s->pub.updated_ns = tier_clock_ns(CLOCK_BOOTTIME);
 		__atomic_store_n(&s->seq, (q | 1) + 1, __ATOMIC_RELEASE);
 		uint64_t r = __atomic_load_n(&s->req_seq, __ATOMIC_ACQUIRE) & ~1ull;
 		ST(&s->done_moved, 0);
@@ -170,6 +173,7 @@ void tier_ledger_publish(struct tier_ledger_slot *s, const struct tier_ledger_pu
 	uint64_t *dst = (uint64_t *)&s->pub;
 	for (size_t k = 0; k < sizeof(*p) / 8; k++)
 		ST(&dst[k], src[k]);
+	ST(&s->pub.pidns, tier_pidns(0));
 	__atomic_store_n(&s->seq, q + 1, __ATOMIC_RELEASE);
 }
 
@@ -197,11 +201,19 @@ bool tier_ledger_read(const struct tier_ledger_slot *s, long *pid, struct tier_l
 	return false;
 }
 
-bool tier_ledger_alive(long pid, uint64_t start, uint64_t (*start_of)(long pid))
+bool tier_ledger_same_ns(const struct tier_ledger_pub *p)
 {
+	/* 0: published where /proc/self/ns could not be read */
+	return !p->pidns || p->pidns == tier_pidns(0);
+}
+
+bool tier_ledger_alive(long pid, const struct tier_ledger_pub *p, uint64_t (*start_of)(long pid))
+{
+	if (!tier_ledger_same_ns(p))
+		return tier_clock_ns(CLOCK_BOOTTIME) - p->updated_ns < TIER_LEDGER_FOREIGN_NS;
 	uint64_t now = pid > 0 ? start_of(pid) : 0;
 	/* start 0: claimed, not published yet; alive while the pid is */
-	return now != 0 && (start == 0 || now == start);
+	return now != 0 && (p->start == 0 || now == p->start);
 }
 
 int tier_ledger_reap(struct tier_ledger *l, long self, uint64_t (*start_of)(long pid))
@@ -210,10 +222,16 @@ int tier_ledger_reap(struct tier_ledger *l, long self, uint64_t (*start_of)(long
 	for (int i = 0; i < TIER_LEDGER_SLOTS; i++) {
 		struct tier_ledger_slot *s = &l->slot[i];
 		uint64_t owner = __atomic_load_n(&s->owner, __ATOMIC_ACQUIRE);
-		if (!owner || (long)owner == self)
+		if (!owner)
 			continue;
-		uint64_t start = LD(&s->pub.start);
-		if (tier_ledger_alive((long)owner, start, start_of))
+		/* unlocked reads: a torn one errs on alive or is judged again
+		 * within a second */
+		struct tier_ledger_pub p = {.start = LD(&s->pub.start), .updated_ns = LD(&s->pub.updated_ns),
+					    .pidns = LD(&s->pub.pidns)};
+		bool same = tier_ledger_same_ns(&p);
+		if ((long)owner == self && same)
+			continue;
+		if (tier_ledger_alive((long)owner, &p, start_of))
 			continue;
 		/* only the owner we judged: a new one is not freed */
 		if (__atomic_compare_exchange_n(&s->owner, &owner, 0, false, __ATOMIC_ACQ_REL,

@@ -2,8 +2,9 @@
  * runtime directory, where the member processes publish their fast-tier
  * bytes and heat histograms, and where requests from outside (tiermalloc
  * job demote/promote) reach them.  Fixed-size slots, each written by its
- * owner under a sequence lock; liveness is checked by pid and start time,
- * never trusted.  No malloc: safe in the background thread and the tool. */
+ * owner under a sequence lock; liveness is checked by pid and start time
+ * within one pid namespace, and by the age of the last publication across
+ * namespaces (a container's pid means nothing outside it); never trusted.  No malloc: safe in the background thread and the tool. */
 #ifndef TIER_LEDGER_H
 #define TIER_LEDGER_H
 
@@ -14,9 +15,12 @@
 #include "jobshare.h"
 
 #define TIER_LEDGER_MAGIC 0x31474c4a4d524954ull /* "TIRMJLG1" */
-#define TIER_LEDGER_VERSION 1
+#define TIER_LEDGER_VERSION 2
 #define TIER_LEDGER_SLOTS TIER_JOB_MAX
 #define TIER_LEDGER_IDENT 256
+/* a member of another pid namespace that has not published for this long
+ * is gone (members publish every period: period_ms up to 5 s is safe) */
+#define TIER_LEDGER_FOREIGN_NS (10ull * 1000000000ull)
 
 enum { TIER_LEDGER_DEMOTE = 1, TIER_LEDGER_PROMOTE = 2 };
 
@@ -29,6 +33,7 @@ struct tier_ledger_pub {
 	uint64_t limit;      /* the fast_limit it applies */
 	uint64_t updated_ns; /* CLOCK_BOOTTIME of the last publication */
 	uint64_t min_bucket; /* its policy promotes nothing colder (requests split by it) */
+	uint64_t pidns;      /* its pid namespace (tier_pidns), set by claim and publish */
 	struct tier_job_member hist; /* pages by heat bucket; fast_pages */
 };
 
@@ -78,9 +83,13 @@ void tier_ledger_publish(struct tier_ledger_slot *s, const struct tier_ledger_pu
 /* A consistent copy of slot s; false when free or never published. */
 bool tier_ledger_read(const struct tier_ledger_slot *s, long *pid, struct tier_ledger_pub *p);
 
-/* Whether process pid with start time start is alive; start_of returns a
- * pid's start time, 0 when there is no such process. */
-bool tier_ledger_alive(long pid, uint64_t start, uint64_t (*start_of)(long pid));
+/* Whether the member pid that published p is alive: in this pid namespace,
+ * pid with p's start time (start_of returns a pid's start time, 0 when
+ * there is no such process); in another, a publication younger than
+ * TIER_LEDGER_FOREIGN_NS. */
+bool tier_ledger_alive(long pid, const struct tier_ledger_pub *p, uint64_t (*start_of)(long pid));
+/* Whether p was published from this process's pid namespace. */
+bool tier_ledger_same_ns(const struct tier_ledger_pub *p);
 /* The start time of a live process: 0 when there is none, or a zombie. */
 uint64_t tier_ledger_start_of(long pid);
 /* Free the slots of processes that are gone (pid absent, or its start

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -119,4 +120,15 @@ unsigned long long tier_proc_start_time(long pid)
 		if (*p == ' ')
 			field++;
 	return strtoull(p, NULL, 10);
+}
+
+unsigned long long tier_pidns(long pid)
+{
+	char path[64];
+	struct stat st;
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%ld/ns/pid", pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/ns/pid");
+	return stat(path, &st) == 0 ? (unsigned long long)st.st_ino : 0;
 }

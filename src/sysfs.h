@@ -13,6 +13,11 @@ long tier_read_file(const char *path, char *buf, size_t len);
  * boot): with the pid, it names the process even after pid reuse.  0 when
  * unreadable. */
 unsigned long long tier_proc_start_time(long pid);
+/* The pid namespace of process pid (0: this process), as the inode number
+ * of /proc/PID/ns/pid, which is the same seen from any namespace; 0 when
+ * it cannot be read.  Channels and ledger slots carry it, so that a pid is
+ * only ever judged within its own namespace. */
+unsigned long long tier_pidns(long pid);
 /* Read one integer; returns 0 on success. */
 int tier_read_long(const char *path, long long *out);
 /* The same, path relative to an open directory: many small files under

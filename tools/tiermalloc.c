@@ -20,6 +20,7 @@
 #include "chan.h"
 #include "knobs.h"
 #include "ledger.h"
+#include "metrics.h"
 #include "rundir.h"
 #include "sysfs.h"
 #include "topology.h"
@@ -51,6 +52,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: tiermalloc [run] [--fast-limit SIZE] [-c CONF] [--stats[=json]] [--] PROGRAM [ARGS...]\n"
 		"       tiermalloc stat PID [--json] [--watch SECONDS [--count N]]\n"
+		"       tiermalloc stat --openmetrics [--textfile PATH] [--watch SECONDS] [PID...]\n"
 		"       tiermalloc top [--once] [--interval SECONDS]\n"
 		"       tiermalloc ctl PID NAME[=VALUE]...   |   tiermalloc ctl PID --list\n"
 		"       tiermalloc topology\n"
@@ -66,7 +68,10 @@ static void usage(FILE *f)
 		"  --fast-limit S   the fast-tier budget (fast_limit:S)\n"
 		"  -s, --stats      print statistics when the program exits; -j, --stats=json as JSON\n"
 		"stat: one process's statistics (tiers, placed and resident bytes, heat, moves\n"
-		"  and their rates, background CPU, sources).  top: every tiermalloc process of\n"
+		"  and their rates, background CPU, sources); --openmetrics: of PIDs (default:\n"
+		"  every tiermalloc process of this user) in Prometheus's text format, to stdout\n"
+		"  or, written atomically, to a file for the node exporter's textfile collector\n"
+		"  (--textfile, rewritten every --watch SECONDS).  top: every tiermalloc process of\n"
 		"  this user, one line each.  ctl: read or set tier_mallctl names of a running\n"
 		"  process (same names, types and errors: tier.fast_limit=2G, tier.demote=512M).\n"
 		"  topology: the tiers this machine offers and why.  heat: every 2 MiB block of\n"
@@ -149,7 +154,9 @@ static int cmd_run(int argc, char **argv)
 	const char *lib = getenv("TIERMALLOC_LIB");
 	char def[PATH_MAX];
 	if (!lib || !*lib) {
-		snprintf(def, sizeof(def), "%s/libtiermalloc.so", TIERMALLOC_LIBDIR);
+		/* the soname: a runtime install (Debian's libtiermalloc0
+		 * without the -dev package) has no libtiermalloc.so link */
+		snprintf(def, sizeof(def), "%s/libtiermalloc.so.0", TIERMALLOC_LIBDIR);
 		lib = def;
 	}
 	if (access(lib, R_OK))
@@ -174,8 +181,9 @@ static void comm_of(long pid, char *buf, size_t len)
 	buf[strcspn(buf, "\n")] = '\0';
 }
 
-/* Whether /proc/PID/maps mentions `needle`; -1 when unreadable. */
-static int maps_has(long pid, const char *needle, char *line_out, size_t len)
+/* Whether /proc/PID/maps mentions `needle`; -1 when unreadable.  The
+ * mapping's path into line_out, its address range into range (64 bytes). */
+static int maps_has(long pid, const char *needle, char *line_out, size_t len, char *range)
 {
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/%ld/maps", pid);
@@ -187,6 +195,8 @@ static int maps_has(long pid, const char *needle, char *line_out, size_t len)
 	while (fgets(line, sizeof(line), f))
 		if (strstr(line, needle)) {
 			found = 1;
+			if (range)
+				snprintf(range, 64, "%.*s", (int)strcspn(line, " "), line);
 			if (line_out) {
 				line[strcspn(line, "\n")] = '\0';
 				char *p = strchr(line, '/');
@@ -200,15 +210,21 @@ static int maps_has(long pid, const char *needle, char *line_out, size_t len)
 
 struct chan_ref {
 	struct tier_chan *c;
-	long pid;
+	long pid;    /* as this command sees it */
+	long ns_pid; /* as the process sees itself */
 	char path[PATH_MAX];
+	uint64_t deadline; /* of the request in flight */
+	uint32_t id;
 };
 
 /* Map a channel file, checked: a regular file of ours, mode 0600-ish, of
  * the right size and magic, naming the process it claims. */
-static const char *chan_map(const char *path, long pid, unsigned long long start, bool rw, struct tier_chan **out)
+static const char *chan_map(const char *path, long pid, unsigned long long start, unsigned long long ns, bool rw,
+			    struct tier_chan **out)
 {
-	int fd = open(path, (rw ? O_RDWR : O_RDONLY) | O_NOFOLLOW | O_CLOEXEC);
+	/* /proc/PID/map_files/... is a link to follow; no other path is */
+	bool link = !strncmp(path, "/proc/", 6) && strstr(path, "/map_files/");
+	int fd = open(path, (rw ? O_RDWR : O_RDONLY) | (link ? 0 : O_NOFOLLOW) | O_CLOEXEC);
 	if (fd < 0)
 		return strerror(errno);
 	struct stat st;
@@ -234,7 +250,8 @@ static const char *chan_map(const char *path, long pid, unsigned long long start
 		return strerror(errno);
 	struct tier_chan *c = p;
 	atomic_thread_fence(memory_order_acquire);
-	if (c->magic != TIER_CHAN_MAGIC || c->version != TIER_CHAN_VERSION || c->pid != pid || c->start != start) {
+	if (c->magic != TIER_CHAN_MAGIC || c->version != TIER_CHAN_VERSION || c->pid != pid || c->start != start ||
+	    (ns && c->pidns != ns)) {
 		munmap(p, TIER_CHAN_FILE_SIZE);
 		return "not a channel of this version or of this process";
 	}
@@ -247,46 +264,106 @@ static int own_rundir(char *path, size_t len)
 	return tier_rundir(path, len);
 }
 
+/* PID's pid in its own (innermost) pid namespace: the last field of
+ * NSpid in /proc/PID/status; PID itself when there is none. */
+static long ns_pid_of(long pid)
+{
+	char path[64], buf[4096];
+	snprintf(path, sizeof(path), "/proc/%ld/status", pid);
+	if (tier_read_file(path, buf, sizeof(buf)) <= 0)
+		return pid;
+	const char *l = strstr(buf, "\nNSpid:");
+	if (!l)
+		return pid;
+	long last = pid, v;
+	char *end;
+	for (const char *p = l + 8; *p && *p != '\n'; p = end) {
+		v = strtol(p, &end, 10);
+		if (end == p)
+			break;
+		last = v;
+	}
+	return last;
+}
+
+/* Whether PID lives in another mount namespace than this command: its
+ * files are then reached through /proc/PID/root. */
+static bool other_mounts(long pid)
+{
+	char path[64];
+	struct stat a, b;
+	snprintf(path, sizeof(path), "/proc/%ld/ns/mnt", pid);
+	return stat(path, &a) == 0 && stat("/proc/self/ns/mnt", &b) == 0 && a.st_ino != b.st_ino;
+}
+
 /* The channel of PID: found through the process's own mappings (whatever
- * its run_dir), else in our runtime directory.  Waits up to 3 s for a
- * process that has tiermalloc loaded but no channel yet. */
-static void chan_open(long pid, struct chan_ref *r)
+ * its run_dir), else in our runtime directory.  With `wait`, waits up to
+ * 3 s for a process that has tiermalloc loaded but no channel yet.
+ * 0, or -1 with the reason in why. */
+static int chan_find(long pid, bool wait, struct chan_ref *r, char *why, size_t len)
 {
 	char proc[64];
 	struct stat st;
 	snprintf(proc, sizeof(proc), "/proc/%ld", pid);
 	if (pid <= 0 || stat(proc, &st) < 0)
-		die(1, "%ld: no such process", pid);
+		return snprintf(why, len, "%ld: no such process", pid), -1;
 	if (st.st_uid != geteuid() && geteuid() != 0)
-		die(1, "%ld: belongs to another user (uid %u): refused", pid, (unsigned)st.st_uid);
-	unsigned long long start = tier_proc_start_time(pid);
-	char suffix[64];
-	snprintf(suffix, sizeof(suffix), "/%ld-%llu" TIER_CHAN_SUFFIX, pid, start);
+		return snprintf(why, len, "%ld: belongs to another user (uid %u): refused", pid, (unsigned)st.st_uid), -1;
+	unsigned long long start = tier_proc_start_time(pid), ns = tier_pidns(pid);
+	/* a process in another pid namespace (a container) named its channel
+	 * by its own pid there */
+	long nsp = ns_pid_of(pid);
+	char suffix[96];
+	if (ns)
+		snprintf(suffix, sizeof(suffix), "/%ld-%llu-%llu" TIER_CHAN_SUFFIX, nsp, start, ns);
+	else
+		snprintf(suffix, sizeof(suffix), "/%ld-%llu" TIER_CHAN_SUFFIX, nsp, start);
 	r->pid = pid;
+	r->ns_pid = nsp;
 	for (int tries = 0;; tries++) {
-		int m = maps_has(pid, suffix, r->path, sizeof(r->path));
+		char seen[PATH_MAX - 64], range[64]; /* room for /proc/PID/root before it */
+		int m = maps_has(pid, suffix, seen, sizeof(seen), range);
 		if (m < 0)
-			die(1, "%ld: cannot read its maps (%s): refused", pid, strerror(errno));
+			return snprintf(why, len, "%ld: cannot read its maps (%s): refused", pid, strerror(errno)), -1;
 		if (m == 0) {
 			char dir[TIER_RUNDIR_PATH];
 			if (own_rundir(dir, sizeof(dir)) >= 0)
 				snprintf(r->path, sizeof(r->path), "%s%s", dir, suffix);
+		} else if (other_mounts(pid)) {
+			/* another mount namespace: maps prints its paths from our
+			 * root where it can, else from its own; the mapping itself
+			 * is the file (map_files: CAP_SYS_ADMIN), else its path
+			 * under the process's root */
+			snprintf(r->path, sizeof(r->path), "/proc/%ld/map_files/%s", pid, range);
+			if (access(r->path, F_OK))
+				snprintf(r->path, sizeof(r->path), "/proc/%ld/root%s", pid, seen);
+		} else {
+			snprintf(r->path, sizeof(r->path), "%s", seen);
 		}
-		const char *why = m == 0 && access(r->path, F_OK) ? "none" : chan_map(r->path, pid, start, true, &r->c);
-		if (!why)
-			return;
-		int lib = maps_has(pid, "libtiermalloc", NULL, 0);
-		if (strcmp(why, "none"))
-			die(1, "%ld: %s: %s", pid, r->path, why);
+		const char *e = m == 0 && access(r->path, F_OK) ? "none" : chan_map(r->path, nsp, start, ns, true, &r->c);
+		if (!e)
+			return 0;
+		int lib = maps_has(pid, "libtiermalloc", NULL, 0, NULL);
+		if (strcmp(e, "none"))
+			return snprintf(why, len, "%ld: %s: %s", pid, r->path, e), -1;
 		if (lib != 1)
-			die(1, "%ld: not a tiermalloc process (libtiermalloc is not loaded)", pid);
-		if (tries >= 30)
-			die(1, "%ld: no control channel: tiering is off there (TIERMALLOC_CONF=ctl:true "
-			       "publishes it anyway), or its runtime directory is not usable",
-			    pid);
+			return snprintf(why, len, "%ld: not a tiermalloc process (libtiermalloc is not loaded)", pid), -1;
+		if (!wait || tries >= 30)
+			return snprintf(why, len,
+					"%ld: no control channel: tiering is off there (TIERMALLOC_CONF=ctl:true "
+					"publishes it anyway), or its runtime directory is not usable",
+					pid),
+			       -1;
 		struct timespec ts = {0, 100000000};
 		nanosleep(&ts, NULL);
 	}
+}
+
+static void chan_open(long pid, struct chan_ref *r)
+{
+	char why[PATH_MAX + 200];
+	if (chan_find(pid, true, r, why, sizeof(why)))
+		die(1, "%s", why);
 }
 
 static uint64_t now_ns(void)
@@ -316,14 +393,17 @@ static void pause_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
-/* One request; the reply goes into a buffer of TIER_CHAN_REPLY_MAX + 1.
- * Returns the status (0 or an errno value); ETIMEDOUT when not answered. */
-static int request(struct chan_ref *r, uint32_t kind, uint32_t arg, const char *text, char *reply, uint32_t *next)
+/* One request, in two halves so that a command can ask many processes at
+ * once: submit claims the slot and writes the request (EBUSY when another
+ * command holds it past the deadline); answer waits for the reply, which
+ * goes into a buffer of TIER_CHAN_REPLY_MAX + 1, and returns the status
+ * (0 or an errno value; ETIMEDOUT when not answered). */
+static int request_submit(struct chan_ref *r, uint32_t kind, uint32_t arg, const char *text, char *reply)
 {
 	struct tier_chan *c = r->c;
 	struct tier_chan_snap s;
 	uint64_t period = snap_read(c, &s) ? s.period_ms : 100;
-	uint64_t deadline = now_ns() + 3 * period * 1000000ull + 5000000000ull;
+	r->deadline = now_ns() + 3 * period * 1000000ull + 5000000000ull;
 	/* a slot held longer than this was left by a client that died (a
 	 * request waits up to a period or so for its answer) */
 	uint64_t stale = 3 * period * 1000000ull > TIER_CHAN_STALE_NS ? 3 * period * 1000000ull : TIER_CHAN_STALE_NS;
@@ -337,27 +417,35 @@ static int request(struct chan_ref *r, uint32_t kind, uint32_t arg, const char *
 				break;
 			continue;
 		}
-		if (now_ns() > deadline)
-			die(1, "%ld: the channel is busy (another tiermalloc command?)", r->pid);
+		if (now_ns() > r->deadline) {
+			snprintf(reply, 64, "the channel is busy (another tiermalloc command?)");
+			return EBUSY;
+		}
 		pause_ms(5);
 	}
 	atomic_store(&c->state_ns, now_ns());
 	size_t len = strlen(text);
 	static uint32_t serial;
-	uint32_t id = (uint32_t)getpid() * 2654435761u + (uint32_t)now_ns() + ++serial;
+	r->id = (uint32_t)getpid() * 2654435761u + (uint32_t)now_ns() + ++serial;
 	c->kind = kind;
 	c->arg = arg;
-	c->req_id = id;
+	c->req_id = r->id;
 	/* an oversized request goes as it is, truncated, with its real length:
 	 * the process refuses it and says why */
 	c->req_len = (uint32_t)(len > UINT32_MAX ? UINT32_MAX : len);
 	memcpy(c->req, text, len < TIER_CHAN_REQ_MAX ? len + 1 : TIER_CHAN_REQ_MAX);
 	atomic_store(&c->state_ns, now_ns());
 	atomic_store_explicit(&c->state, TIER_CHAN_SUBMITTED, memory_order_release);
+	return 0;
+}
+
+static int request_answer(struct chan_ref *r, char *reply, uint32_t *next)
+{
+	struct tier_chan *c = r->c;
 	for (;;) {
-		if (atomic_load_explicit(&c->state, memory_order_acquire) == TIER_CHAN_ANSWERED && c->ans_id == id)
+		if (atomic_load_explicit(&c->state, memory_order_acquire) == TIER_CHAN_ANSWERED && c->ans_id == r->id)
 			break;
-		if (now_ns() > deadline || tier_proc_start_time(r->pid) != c->start) {
+		if (now_ns() > r->deadline || tier_proc_start_time(r->pid) != c->start) {
 			/* the slot stays as it is: the process may still answer, and
 			 * the answer is taken over as stale later */
 			snprintf(reply, 64, "no answer");
@@ -374,6 +462,12 @@ static int request(struct chan_ref *r, uint32_t kind, uint32_t arg, const char *
 	atomic_store(&c->state_ns, now_ns());
 	atomic_store_explicit(&c->state, TIER_CHAN_FREE, memory_order_release);
 	return status;
+}
+
+static int request(struct chan_ref *r, uint32_t kind, uint32_t arg, const char *text, char *reply, uint32_t *next)
+{
+	int e = request_submit(r, kind, arg, text, reply);
+	return e ? e : request_answer(r, reply, next);
 }
 
 static long parse_pid(const char *s)
@@ -418,10 +512,12 @@ static int cmd_ctl(int argc, char **argv)
 
 /* ------------------------------------------------------------ stat */
 
-static void print_summary(long pid, const struct tier_chan_snap *s)
+static void print_summary(long pid, long ns_pid, const struct tier_chan_snap *s)
 {
 	char comm[64];
 	comm_of(pid, comm, sizeof(comm));
+	if (ns_pid != pid)
+		printf("pid %ld is pid %ld in its own pid namespace\n", pid, ns_pid);
 	double up = s->started_ns && s->time_ns > s->started_ns ? (double)(s->time_ns - s->started_ns) / 1e9 : 0;
 	printf("pid %ld (%s): tiering %s, %u tiers, fast_limit %.1f MiB, background %.2f%% of a core "
 	       "(cpu %.1f ms, kdamond %.1f ms, faults %.1f ms in %.0f s)\n",
@@ -452,8 +548,13 @@ static void print_summary(long pid, const struct tier_chan_snap *s)
 	}
 }
 
+static int stat_metrics(int argc, char **argv);
+
 static int cmd_stat(int argc, char **argv)
 {
+	for (int i = 0; i < argc; i++)
+		if (!strcmp(argv[i], "--openmetrics"))
+			return stat_metrics(argc, argv);
 	long pid = 0;
 	bool json = false;
 	double watch = 0;
@@ -487,7 +588,7 @@ static int cmd_stat(int argc, char **argv)
 		}
 		bool have = snap_read(r.c, &s);
 		if (!json && have)
-			print_summary(pid, &s);
+			print_summary(pid, r.ns_pid, &s);
 		if (json && have && reply[0] == '{') {
 			/* the library's object, with what only the channel knows
 			 * (rates over the last second, the hit estimate) beside it */
@@ -509,26 +610,64 @@ static int cmd_stat(int argc, char **argv)
 /* ------------------------------------------------------------ top */
 
 struct top_line {
-	long pid;
+	long pid;    /* as this command sees it */
+	long ns_pid; /* as the process sees itself (another pid namespace) */
 	struct tier_chan_snap s;
 };
 
-/* Every live channel of our runtime directory; stale ones removed. */
-static int scan(struct top_line *out, int max, int *cleaned)
+/* This user's processes (root: everyone's) in pid namespaces other than
+ * this command's: containers, seen by their pid here. */
+struct ns_proc {
+	long pid;
+	unsigned long long ns;
+};
+
+static int other_namespaces(struct ns_proc *out, int max)
 {
-	char dir[TIER_RUNDIR_PATH];
-	if (own_rundir(dir, sizeof(dir)) < 0)
+	unsigned long long me = tier_pidns(0);
+	DIR *d = opendir("/proc");
+	if (!d || !me) {
+		if (d)
+			closedir(d);
 		return 0;
-	DIR *d = opendir(dir);
-	if (!d)
-		return 0;
+	}
 	int n = 0;
 	struct dirent *e;
-	while ((e = readdir(d))) {
+	while (n < max && (e = readdir(d))) {
+		char *end;
+		long pid = strtol(e->d_name, &end, 10);
+		if (pid <= 0 || *end)
+			continue;
+		char path[64];
+		struct stat st;
+		snprintf(path, sizeof(path), "/proc/%ld", pid);
+		if (stat(path, &st) || (st.st_uid != geteuid() && geteuid() != 0))
+			continue;
+		unsigned long long ns = tier_pidns(pid);
+		if (ns && ns != me)
+			out[n++] = (struct ns_proc){pid, ns};
+	}
+	closedir(d);
+	return n;
+}
+
+/* Every live channel: those of our runtime directory (stale ones of our
+ * pid namespace removed; another namespace's, in a directory shared with
+ * a container, left to it), and those of processes in other pid
+ * namespaces, found through their mappings. */
+static int scan(struct top_line *out, int max, int *cleaned)
+{
+	static struct ns_proc others[1024];
+	int no = other_namespaces(others, 1024);
+	unsigned long long me = tier_pidns(0);
+	char dir[TIER_RUNDIR_PATH];
+	int n = 0;
+	DIR *d = own_rundir(dir, sizeof(dir)) >= 0 ? opendir(dir) : NULL;
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
 		long pid;
-		unsigned long long st;
-		char tail[8];
-		if (sscanf(e->d_name, "%ld-%llu%7s", &pid, &st, tail) != 3 || strcmp(tail, TIER_CHAN_SUFFIX))
+		unsigned long long st, ns;
+		if (tier_chan_name_parse(e->d_name, &pid, &st, &ns) || (ns && ns != me))
 			continue;
 		char path[PATH_MAX], needle[300];
 		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
@@ -538,7 +677,7 @@ static int scan(struct top_line *out, int max, int *cleaned)
 		 * file made in the last seconds may not be mapped yet */
 		struct stat sb;
 		bool dead = tier_proc_start_time(pid) != st;
-		bool unmapped = !dead && maps_has(pid, needle, NULL, 0) == 0 && lstat(path, &sb) == 0 &&
+		bool unmapped = !dead && maps_has(pid, needle, NULL, 0, NULL) == 0 && lstat(path, &sb) == 0 &&
 				sb.st_ctime + 5 < time(NULL);
 		if (dead || unmapped) {
 			if (lstat(path, &sb) == 0 && sb.st_uid == geteuid() && unlink(path) == 0 && cleaned)
@@ -546,14 +685,26 @@ static int scan(struct top_line *out, int max, int *cleaned)
 			continue;
 		}
 		struct tier_chan *c;
-		if (n >= max || chan_map(path, pid, st, false, &c))
+		if (n >= max || chan_map(path, pid, st, ns, false, &c))
 			continue;
-		out[n].pid = pid;
+		out[n].pid = out[n].ns_pid = pid;
 		if (snap_read(c, &out[n].s))
 			n++;
 		munmap(c, TIER_CHAN_FILE_SIZE);
 	}
-	closedir(d);
+	if (d)
+		closedir(d);
+	for (int k = 0; k < no && n < max; k++) {
+		struct chan_ref r;
+		char why[PATH_MAX + 200];
+		if (chan_find(others[k].pid, false, &r, why, sizeof(why)))
+			continue; /* not a tiermalloc process, or no channel */
+		out[n].pid = others[k].pid;
+		out[n].ns_pid = r.ns_pid;
+		if (snap_read(r.c, &out[n].s))
+			n++;
+		munmap(r.c, TIER_CHAN_FILE_SIZE);
+	}
 	return n;
 }
 
@@ -577,8 +728,8 @@ static int cmd_top(int argc, char **argv)
 		int n = scan(lines, 1024, &cleaned);
 		if (!once)
 			printf("\033[H\033[J");
-		printf("%8s %-16s %10s %10s %10s %6s %9s %9s %6s\n", "PID", "COMMAND", "FAST_MiB", "SLOW_MiB",
-		       "LIMIT_MiB", "HIT%", "PROM_MB/s", "DEM_MB/s", "BG%");
+		printf("%8s %-16s %10s %10s %10s %6s %9s %9s %6s %8s\n", "PID", "COMMAND", "FAST_MiB", "SLOW_MiB",
+		       "LIMIT_MiB", "HIT%", "PROM_MB/s", "DEM_MB/s", "BG%", "NSPID");
 		for (int i = 0; i < n; i++) {
 			const struct tier_chan_snap *s = &lines[i].s;
 			char comm[64], hit[16];
@@ -590,10 +741,13 @@ static int cmd_top(int argc, char **argv)
 				snprintf(hit, sizeof(hit), "-");
 			else
 				snprintf(hit, sizeof(hit), "%.1f", s->hit * 100.0);
-			printf("%8ld %-16.16s %10.1f %10.1f %10.1f %6s %9.2f %9.2f %6.2f\n", lines[i].pid, comm,
+			char nsp[24] = "-";
+			if (lines[i].ns_pid != lines[i].pid)
+				snprintf(nsp, sizeof(nsp), "%ld", lines[i].ns_pid);
+			printf("%8ld %-16.16s %10.1f %10.1f %10.1f %6s %9.2f %9.2f %6.2f %8s\n", lines[i].pid, comm,
 			       (double)s->committed[0] / 1048576.0, (double)slow / 1048576.0,
 			       (double)s->fast_limit / 1048576.0, hit, s->promote_bps / 1048576.0,
-			       s->demote_bps / 1048576.0, s->bg_share * 100.0);
+			       s->demote_bps / 1048576.0, s->bg_share * 100.0, nsp);
 		}
 		if (cleaned)
 			printf("(%d stale channel%s removed)\n", cleaned, cleaned > 1 ? "s" : "");
@@ -601,6 +755,135 @@ static int cmd_top(int argc, char **argv)
 		if (once)
 			return 0;
 		pause_ms((long)(interval * 1000));
+	}
+}
+
+/* ------------------------------------------------------------ metrics */
+
+/* The metrics of PIDS (all of this user's tiermalloc processes when none
+ * are named): every channel asked for the JSON statistics at once, then
+ * the answers read.  Processes that cannot be read are named on stderr. */
+static int metrics_collect(long *pids, int n, struct tier_metrics_proc *out, int *failed)
+{
+	static struct chan_ref refs[1024];
+	static int sent[1024];
+	static struct top_line lines[1024];
+	char why[PATH_MAX + 200];
+	if (!n) {
+		n = scan(lines, 1024, NULL);
+		for (int i = 0; i < n; i++)
+			pids[i] = lines[i].pid;
+	}
+	int k = 0;
+	for (int i = 0; i < n; i++) {
+		sent[i] = -1;
+		if (chan_find(pids[i], false, &refs[i], why, sizeof(why))) {
+			fprintf(stderr, "%s: %s\n", prog, why);
+			(*failed)++;
+			continue;
+		}
+		sent[i] = request_submit(&refs[i], TIER_REQ_STATS, 1, "", reply);
+		if (sent[i])
+			fprintf(stderr, "%s: %ld: %s (its snapshot only)\n", prog, pids[i], reply);
+	}
+	for (int i = 0; i < n; i++) {
+		if (sent[i] < 0)
+			continue;
+		struct tier_metrics_proc *p = &out[k];
+		memset(p, 0, sizeof(*p));
+		p->pid = pids[i];
+		p->ns_pid = refs[i].ns_pid != pids[i] ? refs[i].ns_pid : 0;
+		comm_of(p->pid, p->comm, sizeof(p->comm));
+		int e = sent[i] ? sent[i] : request_answer(&refs[i], reply, NULL);
+		if (e && tier_proc_start_time(p->pid) != refs[i].c->start) {
+			munmap(refs[i].c, TIER_CHAN_FILE_SIZE);
+			continue; /* exited meanwhile: not a failure */
+		}
+		/* the writer may be descheduled mid-snapshot: a few tries */
+		bool have = false;
+		for (int t = 0; t < 50 && !(have = snap_read(refs[i].c, &p->snap)); t++)
+			pause_ms(2);
+		if (!have) {
+			fprintf(stderr, "%s: %ld: no snapshot yet\n", prog, p->pid);
+			munmap(refs[i].c, TIER_CHAN_FILE_SIZE);
+			(*failed)++;
+			continue;
+		}
+		if (!e && tier_metrics_parse(reply, p))
+			fprintf(stderr, "%s: %ld: statistics do not parse as JSON (its snapshot only)\n", prog, p->pid);
+		else if (e && !sent[i])
+			fprintf(stderr, "%s: %ld: %s (its snapshot only)\n", prog, p->pid, reply);
+		munmap(refs[i].c, TIER_CHAN_FILE_SIZE);
+		k++;
+	}
+	return k;
+}
+
+/* Write the metrics to PATH atomically: a temporary file beside it (not
+ * named *.prom, so the textfile collector never reads it), then rename. */
+static void metrics_textfile(const char *path, const struct tier_metrics_proc *procs, int n)
+{
+	char tmp[PATH_MAX];
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp-%ld", path, (long)getpid()) >= (int)sizeof(tmp))
+		die(1, "%s: path too long", path);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		die(1, "%s: %s", tmp, strerror(errno));
+	FILE *f = fdopen(fd, "w");
+	if (!f)
+		die(1, "%s: %s", tmp, strerror(errno));
+	tier_metrics_write(f, procs, n);
+	if (fflush(f) || fsync(fd) || ferror(f)) {
+		int e = errno;
+		fclose(f);
+		unlink(tmp);
+		die(1, "%s: %s", tmp, strerror(e));
+	}
+	fclose(f);
+	if (rename(tmp, path)) {
+		int e = errno;
+		unlink(tmp);
+		die(1, "%s: %s", path, strerror(e));
+	}
+}
+
+static int stat_metrics(int argc, char **argv)
+{
+	static long pids[1024];
+	static struct tier_metrics_proc procs[1024];
+	const char *textfile = NULL;
+	double watch = 0;
+	int n = 0;
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--openmetrics"))
+			continue;
+		if (!strcmp(argv[i], "--textfile")) {
+			if (i + 1 >= argc || !argv[i + 1][0])
+				bad_usage("--textfile needs a PATH%s", "");
+			textfile = argv[++i];
+		} else if (!strcmp(argv[i], "--watch") || !strcmp(argv[i], "-w")) {
+			watch = i + 1 < argc ? atof(argv[++i]) : 0;
+			if (!(watch > 0))
+				bad_usage("--watch needs SECONDS%s", "");
+		} else if (n < 1024) {
+			pids[n++] = parse_pid(argv[i]);
+		} else {
+			bad_usage("at most 1024 PIDs, not more (%s)", argv[i]);
+		}
+	}
+	for (;;) {
+		int failed = 0;
+		long ask[1024];
+		memcpy(ask, pids, sizeof(long) * (size_t)n);
+		int k = metrics_collect(ask, n, procs, &failed);
+		if (textfile)
+			metrics_textfile(textfile, procs, k);
+		else
+			tier_metrics_write(stdout, procs, k);
+		fflush(stdout);
+		if (!watch)
+			return failed ? 1 : 0;
+		pause_ms((long)(watch * 1000));
 	}
 }
 
@@ -745,7 +1028,7 @@ static int job_members(struct tier_ledger *l, struct job_member *out)
 		long pid;
 		if (!tier_ledger_read(&l->slot[i], &pid, &out[n].pub))
 			continue;
-		if (!tier_ledger_alive(pid, out[n].pub.start, proc_start))
+		if (!tier_ledger_alive(pid, &out[n].pub, proc_start))
 			continue; /* gone; a member frees the slot within a second */
 		out[n].slot = i;
 		out[n].pid = pid;
@@ -772,8 +1055,9 @@ static void job_print(const char *ident, struct tier_ledger_map *m)
 	       (unsigned long long)budget, (unsigned long long)(budget >> 20), (unsigned long long)fast,
 	       (unsigned long long)(fast >> 20));
 	for (int i = 0; i < n; i++) {
-		char comm[64];
-		comm_of(mem[i].pid, comm, sizeof(comm));
+		char comm[64] = "another pid namespace";
+		if (tier_ledger_same_ns(&mem[i].pub))
+			comm_of(mem[i].pid, comm, sizeof(comm));
 		printf("  pid %ld (%s): fast %llu bytes, share %llu, fast_limit %llu\n", mem[i].pid, comm,
 		       (unsigned long long)mem[i].pub.fast_bytes, (unsigned long long)mem[i].pub.share,
 		       (unsigned long long)mem[i].pub.limit);

@@ -12,7 +12,8 @@
 # Node 0 is filled with a locked balloon so that FAST MiB stay free, plus
 # the kernel's watermark reserve, plus a small SLACK (bench/balloon.sh):
 # the footprint overflows it.
-# CSV rows on stdout, summaries on stderr.
+# CSV rows on stdout, summaries on stderr, and before each contender a
+# line "progress K N NAME" (bench/gups/run.sh shows it while the VM runs).
 set -u
 GUPS=$1
 LIB=$2
@@ -28,10 +29,16 @@ mig() { awk '/^pgmigrate_success/ {print $2}' /proc/vmstat; }
 m0=0
 mark() { m0=$(mig); }
 counted() { echo "migrated $1 $(($(mig) - m0))" >&2; }
+MT=$(ls /usr/lib/*/libmemtier.so.0 2>/dev/null | head -n 1)
+# contenders: oracle, place, the budgets, kernel, first touch, damon, and
+# memtier's two policies when it is installed
+K=0 N=$((5 + $(echo ${GUPS_BUDGETS:-1 20} | wc -w)))
+[ -z "$MT" ] || N=$((N + 2))
+begin() { K=$((K + 1)); echo "progress $K $N $1" >&2; mark; }
 run() { # NAME [EXTRA GUPS ARGS]: the caller sets the environment
 	name=$1
 	shift
-	mark
+	begin "$name"
 	"$GUPS" ${GUPS_ARGS:-} -f "$F" -H "$H" -a "$A" -b "$B" -n "$name" "$@" | grep -v '^name,'
 	counted "$name"
 }
@@ -40,7 +47,7 @@ echo 0 >/proc/sys/kernel/numa_balancing
 echo false >/sys/kernel/mm/numa/demotion_enabled
 run oracle -o "$FAST"
 # tiermalloc's placement alone: fast first up to the limit, no migration
-mark
+begin tiermalloc-place
 env LD_PRELOAD="$LIB" TIERMALLOC_CONF="fast_limit:${FAST}M,migrate:false" \
 	"$GUPS" ${GUPS_ARGS:-} -f "$F" -H "$H" -a "$A" -b "$B" -n tiermalloc-place | grep -v '^name,'
 counted tiermalloc-place
@@ -49,7 +56,7 @@ counted tiermalloc-place
 # it costs on hardware, so the default 1% buys little here.  The
 # variables apply to gups alone, not to the grep in run's pipeline.
 for pct in ${GUPS_BUDGETS:-1 20}; do
-	mark
+	begin "tiermalloc-$pct%"
 	env LD_PRELOAD="$LIB" TIERMALLOC_CONF="fast_limit:${FAST}M,stats_print:true,bg_cpu:$(awk -v p="$pct" 'BEGIN { print p / 100 }')" \
 		"$GUPS" ${GUPS_ARGS:-} -f "$F" -H "$H" -a "$A" -b "$B" -n "tiermalloc-$pct%" | grep -v '^name,'
 	counted "tiermalloc-$pct%"
@@ -67,6 +74,7 @@ if sh "$(dirname "$0")/damon_tier.sh" start; then
 	echo "# damon: kdamonds $(cat /sys/kernel/mm/damon/admin/kdamonds/*/state | tr '\n' ' '); pages migrated $(($(mig) - m0))" >&2
 	sh "$(dirname "$0")/damon_tier.sh" stop
 else
+	K=$((K + 1))
 	echo "# damon: DAMON tiering could not start: not run" >&2
 fi
 # memkind's memtier (Debian libmemkind0), the closest tiering allocator:
@@ -74,10 +82,9 @@ fi
 # such) at a fixed byte ratio, here the fast tier's share of the
 # footprint, or by size (DYNAMIC_THRESHOLD: small ones to DRAM); it never
 # migrates.
-MT=$(ls /usr/lib/*/libmemtier.so.0 2>/dev/null | head -n 1)
 if [ -n "$MT" ]; then
 	for pol in STATIC_RATIO DYNAMIC_THRESHOLD; do
-		mark
+		begin "memtier-${pol%%_*}"
 		env LD_PRELOAD="$MT" MEMKIND_DAX_KMEM_NODES=1 \
 			MEMKIND_MEM_TIERS="KIND:DRAM,RATIO:$FAST;KIND:KMEM_DAX,RATIO:$((F - FAST));POLICY:$pol" \
 			"$GUPS" ${GUPS_ARGS:-} -f "$F" -H "$H" -a "$A" -b "$B" -n "memtier-${pol%%_*}" | grep -v '^name,'

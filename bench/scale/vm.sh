@@ -24,5 +24,5 @@ for F in $FOOT; do
 	n0=$((FAST + 640)) n1=$((F + 512))
 	echo "scale-vm: footprint $F MiB, hot $H MiB, fast $FAST MiB, nodes ${n0}M,${n1}M" >&2
 	GUPS_OUT=$out/scale-vm-$F GUPS_MEM=${n0}M,${n1}M "$top/bench/gups/run.sh" "$F" "$H" "$FAST" "$A" 2>&1 |
-		sed -n '/^placement/,/^plot/p' | grep -v '^plot' | sed "s/^/$F MiB  /" | tee -a "$txt"
+		sed -n '/^placement/,/^$/p' | grep -v '^$' | sed "s/^/$F MiB  /" | tee -a "$txt"
 done
