@@ -65,9 +65,6 @@ struct tier_bg_stats {
 };
 extern struct tier_bg_stats tier_bg_stats;
 
-/* Attributes for our threads: a small stack (the default 8 MiB, under
- * THP "always", costs 2 MiB resident per thread once touched). */
-#define TIER_THREAD_STACK (256 * 1024)
 
 /* The q-quantile (0..1) of a per-period histogram, ns (upper bucket bound). */
 uint64_t tier_bg_quantile(_Atomic uint64_t *hist, double q);

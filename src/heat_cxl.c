@@ -46,6 +46,7 @@
 #include "heat_cxl.h"
 #include "knobs.h"
 #include "sysfs.h"
+#include "topology.h"
 
 struct tier_cxl_stats tier_cxl_stats;
 
@@ -88,26 +89,12 @@ static struct rec recs[CXL_RECS];
 static uint32_t nrecs;
 static uint64_t pm[TIER_BLOCK / TIER_PAGE];
 
-/* Device ranges of the CXL regions (sysfs, read at start): a dpa record
- * is translated through its memdev's endpoint decoder and region. */
-struct devmap {
-	char memdev[32];
-	uint64_t dpa_base, dpa_size; /* the endpoint decoder's device range */
-	uint64_t hpa_base;           /* the region's host physical base */
-	uint64_t gran;
-	unsigned ways, pos;
-	bool refused;                /* interleave arithmetic we do not translate */
-};
-#define DEVMAP_MAX 16
-static struct devmap devmap[DEVMAP_MAX];
+/* Device ranges of the CXL regions (topology_cxl.c reads them): a dpa
+ * record is translated through its memdev's endpoint decoder and region. */
+static struct tier_cxl_devmap devmap[TIER_CXL_DEVMAP_MAX];
 static int ndevmap;
 static uint32_t period, regions_read_at;
 static bool regions_read;
-/* The ACPI CEDT (fixed memory windows), read when a region interleaves
- * host bridges: 0 bytes when unreadable. */
-static unsigned char cedt[8192];
-static size_t cedt_len;
-static bool cedt_tried;
 
 static struct tier_cxl_map map;
 static bool map_ready;
@@ -118,96 +105,19 @@ static void count(_Atomic uint64_t *c, uint64_t n)
 	atomic_fetch_add_explicit(c, n, memory_order_relaxed);
 }
 
-static bool read_u64(const char *dir, const char *file, int base, uint64_t *out)
-{
-	char path[PATH_MAX], buf[64];
-	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	if (tier_read_file(path, buf, sizeof(buf)) <= 0)
-		return false;
-	char *end;
-	*out = strtoull(buf, &end, base);
-	return end != buf;
-}
-
-static int region_cb(const char *name, void *arg)
-{
-	(void)arg;
-	char dir[PATH_MAX], path[PATH_MAX], dec[64], real[PATH_MAX];
-	uint64_t base, ways, gran;
-	if (strncmp(name, "region", 6))
-		return 0;
-	snprintf(dir, sizeof(dir), "/sys/bus/cxl/devices/%s", name);
-	if (!read_u64(dir, "resource", 16, &base) || !read_u64(dir, "interleave_ways", 10, &ways) ||
-	    !read_u64(dir, "interleave_granularity", 10, &gran) || !ways || !gran || ways > 16)
-		return 0;
-	/* the region sits under its root decoder: across host bridges, the
-	 * window's arithmetic decides whether the modulo formula holds */
-	bool refused = false;
-	uint64_t rways = 1, rstart, rsize;
-	char *up;
-	if (realpath(dir, real) && (up = strrchr(real, '/'))) {
-		*up = '\0';
-		if (read_u64(real, "interleave_ways", 10, &rways) && rways > 1) {
-			enum tier_cxl_arith a = TIER_CXL_ARITH_UNKNOWN;
-			if (!cedt_tried) {
-				cedt_tried = true;
-				/* root only (mode 0400): without it, unknown */
-				int fd = open("/sys/firmware/acpi/tables/CEDT", O_RDONLY | O_CLOEXEC);
-				ssize_t got = 1;
-				for (cedt_len = 0; fd >= 0 && cedt_len < sizeof(cedt) && got > 0; cedt_len += (size_t)got)
-					if ((got = read(fd, cedt + cedt_len, sizeof(cedt) - cedt_len)) < 0)
-						got = 0;
-				if (fd >= 0)
-					close(fd);
-			}
-			if (read_u64(real, "start", 16, &rstart) && read_u64(real, "size", 16, &rsize))
-				a = tier_cxl_cedt_arith(cedt, cedt_len, rstart, rsize);
-			refused = !tier_cxl_interleave_ok((unsigned)rways, a);
-			if (refused && tier_settings.verbose && !regions_read) /* once, not each re-read */
-				tier_log("cxl: %s interleaves %llu host bridges with %s arithmetic: its dpa records are refused",
-					 name, (unsigned long long)rways, a == TIER_CXL_ARITH_XOR ? "XOR" : "unknown");
-		}
-	}
-	count(&tier_cxl_stats.regions_refused, refused);
-	for (unsigned k = 0; k < ways && ndevmap < DEVMAP_MAX; k++) {
-		struct devmap *d = &devmap[ndevmap];
-		snprintf(path, sizeof(path), "%s/target%u", dir, k);
-		if (tier_read_file(path, dec, sizeof(dec)) <= 0)
-			continue;
-		dec[strcspn(dec, "\n")] = '\0';
-		snprintf(path, sizeof(path), "/sys/bus/cxl/devices/%s", dec);
-		if (!read_u64(path, "dpa_resource", 16, &d->dpa_base) || !read_u64(path, "dpa_size", 16, &d->dpa_size) ||
-		    !realpath(path, real))
-			continue;
-		char *slash = strrchr(real, '/');
-		if (!slash)
-			continue;
-		*slash = '\0'; /* the endpoint port: its uport is the memdev */
-		snprintf(path, sizeof(path), "%.*s/uport", (int)(sizeof(path) - 7), real);
-		if (!realpath(path, real) || !(slash = strrchr(real, '/')) || strlen(slash + 1) >= sizeof(d->memdev))
-			continue;
-		snprintf(d->memdev, sizeof(d->memdev), "%s", slash + 1);
-		d->hpa_base = base;
-		d->gran = gran;
-		d->ways = (unsigned)ways;
-		d->pos = k;
-		d->refused = refused;
-		ndevmap++;
-	}
-	return 0;
-}
-
 /* Read the region layout again (regions come and go: cxl create-region,
  * destroy-region), and count when it changed. */
 static void regions_refresh(void)
 {
-	struct devmap old[DEVMAP_MAX];
+	struct tier_cxl_devmap old[TIER_CXL_DEVMAP_MAX];
 	int nold = ndevmap;
 	memcpy(old, devmap, sizeof(old));
 	memset(devmap, 0, sizeof(devmap));
-	ndevmap = 0;
-	atomic_store(&tier_cxl_stats.regions_refused, 0);
-	tier_dir_each("/sys/bus/cxl/devices", region_cb, NULL);
+	unsigned refused = 0;
+	/* say a refused region once, not at each re-read */
+	ndevmap = tier_topology_cxl_devmap(devmap, TIER_CXL_DEVMAP_MAX, &refused,
+					   tier_settings.verbose && !regions_read);
+	atomic_store(&tier_cxl_stats.regions_refused, refused);
 	count(&tier_cxl_stats.region_reads, 1);
 	if (regions_read && (nold != ndevmap || memcmp(old, devmap, sizeof(old))))
 		count(&tier_cxl_stats.region_changes, 1);
@@ -221,7 +131,7 @@ enum { DPA_OK, DPA_NONE, DPA_SPANS, DPA_REFUSED };
 static int dpa_lookup(const struct tier_cxl_rec *r, uint64_t *hpa)
 {
 	for (int i = 0; i < ndevmap; i++) {
-		const struct devmap *d = &devmap[i];
+		const struct tier_cxl_devmap *d = &devmap[i];
 		if (strcmp(d->memdev, r->memdev) || r->addr < d->dpa_base || r->addr - d->dpa_base >= d->dpa_size ||
 		    r->addr - d->dpa_base + r->unit > d->dpa_size)
 			continue;
@@ -695,7 +605,7 @@ static int cxl_start(char *why, size_t len)
 	stream_ver = queue_ver = 0;
 	/* the region layout is read when dpa records come */
 	ndevmap = 0;
-	regions_read = cedt_tried = false;
+	regions_read = false;
 	period = roll_at = 0;
 	if (tier_settings.cxl_reports[0]) {
 		stream_fd = open(tier_settings.cxl_reports, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);

@@ -26,7 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "bg.h"
+#include "thread.h"
 #include "heat.h"
 #include "rundir.h"
 #include "sysfs.h"

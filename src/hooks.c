@@ -160,32 +160,31 @@ static bool h_decommit(extent_hooks_t *h, void *addr, size_t size, size_t offset
 	return false;
 }
 
+/* Both purges: jemalloc's for extents it mapped, else the registry is
+ * told the pages are gone and the kernel drops them (lazily or now). */
+static bool purge(void *addr, size_t size, size_t offset, size_t length, unsigned arena, bool lazy)
+{
+	struct tier_mapping *m = known(addr);
+	if (!m) {
+		extent_purge_t *fwd = lazy ? tier_default_hooks->purge_lazy : tier_default_hooks->purge_forced;
+		return fwd ? fwd(tier_default_hooks, addr, size, offset, length, arena) : true;
+	}
+	tier_registry_dropped(m, (uintptr_t)addr + offset, length);
+	return madvise((char *)addr + offset, length, lazy ? MADV_FREE : MADV_DONTNEED) != 0;
+}
+
 static bool h_purge_forced(extent_hooks_t *h, void *addr, size_t size, size_t offset, size_t length,
 			   unsigned arena)
 {
 	(void)h;
-	struct tier_mapping *m = known(addr);
-	if (!m)
-		return tier_default_hooks->purge_forced
-			       ? tier_default_hooks->purge_forced(tier_default_hooks, addr, size, offset,
-								  length, arena)
-			       : true;
-	tier_registry_dropped(m, (uintptr_t)addr + offset, length);
-	return madvise((char *)addr + offset, length, MADV_DONTNEED) != 0;
+	return purge(addr, size, offset, length, arena, false);
 }
 
 static bool h_purge_lazy(extent_hooks_t *h, void *addr, size_t size, size_t offset, size_t length,
 			 unsigned arena)
 {
 	(void)h;
-	struct tier_mapping *m = known(addr);
-	if (!m)
-		return tier_default_hooks->purge_lazy
-			       ? tier_default_hooks->purge_lazy(tier_default_hooks, addr, size, offset,
-								length, arena)
-			       : true;
-	tier_registry_dropped(m, (uintptr_t)addr + offset, length);
-	return madvise((char *)addr + offset, length, MADV_FREE) != 0;
+	return purge(addr, size, offset, length, arena, true);
 }
 
 static bool h_split(extent_hooks_t *h, void *addr, size_t size, size_t size_a, size_t size_b,

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "knobs.h"
+#include "list.h"
 
 struct tier_settings tier_settings;
 
@@ -284,35 +285,29 @@ static int double_parse(const char *v, size_t len, double *out)
 	return 0;
 }
 
+/* one item of a sources list: a source, "all" or "none" */
+static int source_item(void *ctx, const char *v, size_t len)
+{
+	unsigned *m = ctx;
+	if (word_is(v, len, "all")) {
+		*m |= TIER_SRC_ALL;
+		return 0;
+	}
+	if (word_is(v, len, "none"))
+		return 0;
+	for (unsigned k = 0; k < TIER_SRC_COUNT; k++)
+		if (word_is(v, len, src_names[k])) {
+			*m |= 1u << k;
+			return 0;
+		}
+	return -1;
+}
+
 int tier_sources_parse(const char *v, size_t len, unsigned *out)
 {
 	unsigned m = 0;
-	size_t i = 0;
-	if (len == 0)
+	if (tier_list_parse(v, len, "+", source_item, &m))
 		return -1;
-	while (i < len) {
-		size_t j = i;
-		while (j < len && v[j] != '+')
-			j++;
-		if (j == i)
-			return -1;
-		if (word_is(v + i, j - i, "all"))
-			m |= TIER_SRC_ALL;
-		else if (word_is(v + i, j - i, "none"))
-			;
-		else {
-			unsigned k;
-			for (k = 0; k < TIER_SRC_COUNT; k++)
-				if (word_is(v + i, j - i, src_names[k]))
-					break;
-			if (k == TIER_SRC_COUNT)
-				return -1;
-			m |= 1u << k;
-		}
-		i = j + (j < len);
-		if (j < len && i == len)
-			return -1;
-	}
 	*out = m;
 	return 0;
 }

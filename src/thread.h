@@ -8,6 +8,10 @@
 #include "large.h"
 #include "tier.h"
 
+/* Attributes for our threads: a small stack (the default 8 MiB, under
+ * THP "always", costs 2 MiB resident per thread once touched). */
+#define TIER_THREAD_STACK (256 * 1024)
+
 /* Before starting a thread of ours: is there an arena it can bind to
  * without jemalloc having to create one (which crashes when it cannot)? */
 bool tier_arena_spare_ready(void);

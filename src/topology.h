@@ -51,4 +51,21 @@ void tier_topology_classify(struct tier_topology *t, tier_nodemask_t fast_overri
 /* Tier index of a node, or -1. */
 int tier_topology_tier_of(const struct tier_topology *t, int node);
 
+/* The CXL regions' device ranges: what translates a record's device
+ * physical address (dpa) into a host one.  One per interleave target. */
+struct tier_cxl_devmap {
+	char memdev[32];
+	uint64_t dpa_base, dpa_size; /* the endpoint decoder's device range */
+	uint64_t hpa_base;           /* the region's host physical base */
+	uint64_t gran;
+	unsigned ways, pos;
+	bool refused;                /* interleave arithmetic we do not translate */
+};
+#define TIER_CXL_DEVMAP_MAX 16
+/* Read them from sysfs (topology_cxl.c, every CXL region read is there);
+ * returns how many, at most max.  *refused counts the regions that
+ * interleave host bridges with arithmetic we do not translate; say_refused
+ * logs each of those. */
+int tier_topology_cxl_devmap(struct tier_cxl_devmap *out, int max, unsigned *refused, bool say_refused);
+
 #endif

@@ -6,12 +6,14 @@
 #define _GNU_SOURCE
 #include <cxl/libcxl.h>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "cxl_report.h"
 #include "sysfs.h"
 #include "topology.h"
 
@@ -150,4 +152,115 @@ int tier_topology_read_cxl(struct tier_topology *t)
 out:
 	dlclose(h);
 	return found;
+}
+
+/* ---- the regions' device ranges, for dpa records (heat_cxl.c) ---- */
+
+/* The ACPI CEDT (fixed memory windows), read once, when a region
+ * interleaves host bridges: 0 bytes when unreadable (root only). */
+static unsigned char cedt[8192];
+static size_t cedt_len;
+static bool cedt_tried;
+
+static bool read_u64(const char *dir, const char *file, int base, uint64_t *out)
+{
+	char path[PATH_MAX], buf[64];
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	if (tier_read_file(path, buf, sizeof(buf)) <= 0)
+		return false;
+	char *end;
+	*out = strtoull(buf, &end, base);
+	return end != buf;
+}
+
+static void cedt_read(void)
+{
+	if (cedt_tried)
+		return;
+	cedt_tried = true;
+	int fd = open("/sys/firmware/acpi/tables/CEDT", O_RDONLY | O_CLOEXEC);
+	ssize_t got = 1;
+	for (cedt_len = 0; fd >= 0 && cedt_len < sizeof(cedt) && got > 0; cedt_len += (size_t)got)
+		if ((got = read(fd, cedt + cedt_len, sizeof(cedt) - cedt_len)) < 0)
+			got = 0;
+	if (fd >= 0)
+		close(fd);
+}
+
+struct devmap_walk {
+	struct tier_cxl_devmap *out;
+	int max, n;
+	unsigned refused;
+	bool say;
+};
+
+/* Whether the region under root decoder dir (its parent) interleaves host
+ * bridges with arithmetic the modulo formula does not cover. */
+static bool root_refused(const char *name, const char *dir, bool say)
+{
+	char real[PATH_MAX], *up;
+	uint64_t rways = 1, rstart, rsize;
+	if (!realpath(dir, real) || !(up = strrchr(real, '/')))
+		return false;
+	*up = '\0';
+	if (!read_u64(real, "interleave_ways", 10, &rways) || rways <= 1)
+		return false;
+	enum tier_cxl_arith a = TIER_CXL_ARITH_UNKNOWN;
+	cedt_read();
+	if (read_u64(real, "start", 16, &rstart) && read_u64(real, "size", 16, &rsize))
+		a = tier_cxl_cedt_arith(cedt, cedt_len, rstart, rsize);
+	bool refused = !tier_cxl_interleave_ok((unsigned)rways, a);
+	if (refused && say)
+		tier_log("cxl: %s interleaves %llu host bridges with %s arithmetic: its dpa records are refused",
+			 name, (unsigned long long)rways, a == TIER_CXL_ARITH_XOR ? "XOR" : "unknown");
+	return refused;
+}
+
+static int devmap_region(const char *name, void *arg)
+{
+	struct devmap_walk *w = arg;
+	char dir[PATH_MAX], path[PATH_MAX], dec[64], real[PATH_MAX];
+	uint64_t base, ways, gran;
+	if (strncmp(name, "region", 6))
+		return 0;
+	snprintf(dir, sizeof(dir), "/sys/bus/cxl/devices/%s", name);
+	if (!read_u64(dir, "resource", 16, &base) || !read_u64(dir, "interleave_ways", 10, &ways) ||
+	    !read_u64(dir, "interleave_granularity", 10, &gran) || !ways || !gran || ways > 16)
+		return 0;
+	bool refused = root_refused(name, dir, w->say);
+	w->refused += refused;
+	for (unsigned k = 0; k < ways && w->n < w->max; k++) {
+		struct tier_cxl_devmap *d = &w->out[w->n];
+		snprintf(path, sizeof(path), "%.*s/target%u", (int)(sizeof(path) - 16), dir, k);
+		if (tier_read_file(path, dec, sizeof(dec)) <= 0)
+			continue;
+		dec[strcspn(dec, "\n")] = '\0';
+		snprintf(path, sizeof(path), "/sys/bus/cxl/devices/%s", dec);
+		if (!read_u64(path, "dpa_resource", 16, &d->dpa_base) || !read_u64(path, "dpa_size", 16, &d->dpa_size) ||
+		    !realpath(path, real))
+			continue;
+		char *slash = strrchr(real, '/');
+		if (!slash)
+			continue;
+		*slash = '\0'; /* the endpoint port: its uport is the memdev */
+		snprintf(path, sizeof(path), "%.*s/uport", (int)(sizeof(path) - 7), real);
+		if (!realpath(path, real) || !(slash = strrchr(real, '/')) || strlen(slash + 1) >= sizeof(d->memdev))
+			continue;
+		snprintf(d->memdev, sizeof(d->memdev), "%s", slash + 1);
+		d->hpa_base = base;
+		d->gran = gran;
+		d->ways = (unsigned)ways;
+		d->pos = k;
+		d->refused = refused;
+		w->n++;
+	}
+	return 0;
+}
+
+int tier_topology_cxl_devmap(struct tier_cxl_devmap *out, int max, unsigned *refused, bool say_refused)
+{
+	struct devmap_walk w = {out, max, 0, 0, say_refused};
+	tier_dir_each("/sys/bus/cxl/devices", devmap_region, &w);
+	*refused = w.refused;
+	return w.n;
 }

@@ -31,7 +31,7 @@ ctl_wait "$ctmp/p.out"
 
 "$TM" stat $cpid >"$ctmp/stat" 2>&1
 grep -q "^pid $cpid (python3): tiering on, 2 tiers" "$ctmp/stat" && grep -q "^  tier 1 (nodes 1): placed" "$ctmp/stat" &&
-	grep -q "^tier 1: nodes 1" "$ctmp/stat"
+	grep -q "^ *tier 1, nodes 1," "$ctmp/stat"
 ok $? "stat of a running unmodified program: $(head -n 1 "$ctmp/stat" | cut -c1-120)"
 diag "$(sed -n 2,4p "$ctmp/stat" | tr '\n' ';')"
 "$TM" stat $cpid --json | ${PYTHON3:-python3} -c '

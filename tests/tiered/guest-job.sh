@@ -184,7 +184,7 @@ out=$(TIERMALLOC_CONF=job:bad,heat_sources:pagemap,fast_limit:24M,stats_print:tr
 	$B/tierctl -W job.state 2>&1)
 st=$(echo "$out" | grep "^refused: " | head -n 1)
 msg=$(echo "$out" | grep "^tiermalloc: job name:bad" | head -n 1)
-lim=$(echo "$out" | sed -n 's/^fast_limit: \([0-9]*\) bytes.*/\1/p')
+lim=$(echo "$out" | sed -n 's/^fast_limit: \([0-9]*\)$/\1/p')
 case $st in "refused: "*"wrong magic"*) r=0 ;; *) r=1 ;; esac
 [ $r -eq 0 ] && [ -n "$msg" ] && [ "$lim" = $((24 << 20)) ]
 ok $? "a corrupt ledger is refused with a message and the process keeps its own fast_limit ($lim): $msg; job.state: $st"
