@@ -91,7 +91,7 @@ static void *malloc_admitted(size_t size)
 {
 	int flags = tier_thread_flags();
 	void *p = flags ? mallocx(size, flags) : JE_MALLOC(size);
-	tier_thread_leave();
+	tier_thread_leave(p, size);
 	if (TIER_UNLIKELY(!p))
 		errno = ENOMEM;
 	return p;
@@ -104,7 +104,7 @@ static void *mallocx_admitted(size_t size, int flags)
 {
 	tier_thread_enter(size);
 	void *p = mallocx(size ? size : 1, flags | tier_thread_flags());
-	tier_thread_leave();
+	tier_thread_leave(p, size);
 	leave();
 	return p;
 }
@@ -270,7 +270,7 @@ EXPORT void *realloc(void *ptr, size_t size)
 	}
 	tier_thread_enter(size);
 	void *p = rallocx(ptr, size, tier_thread_flags());
-	tier_thread_leave();
+	tier_thread_leave(p, size);
 	leave();
 	if (!p)
 		errno = ENOMEM; /* ptr is left untouched */
