@@ -42,10 +42,14 @@ def main():
     ap.add_argument("--lib", default=os.environ.get("TIERMALLOC_LIB",
                                                     os.path.join(TOP, ".libs", "libtiermalloc.so")))
     ap.add_argument("--out", default=os.path.join(TOP, "bench", "out"))
+    ap.add_argument("--only", help="comma-separated allocators to run (jemalloc and tiermalloc always)")
     ap.add_argument("workloads", nargs="*", default=WORKLOADS)
     a = ap.parse_args()
-    allocs = [("glibc", "", {})]
+    only = set(a.only.split(",")) | {"jemalloc", "tiermalloc"} if a.only else None
+    allocs = [("glibc", "", {})] if not only or "glibc" in only else []
     for name, lib, env in OTHERS:
+        if only and name not in only:
+            continue
         p = find(lib)
         if p:
             allocs.append((name, p, env))
