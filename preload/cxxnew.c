@@ -29,7 +29,7 @@ static void *alloc_aligned(size_t size, size_t align)
 
 /* Try, then call the new_handler until it gives up; nothrow variants
  * return NULL when no handler is installed. */
-static void *new_impl(size_t size, size_t align, int nothrow)
+static __attribute__((noinline)) void *new_impl(size_t size, size_t align, int nothrow)
 {
 	for (;;) {
 		void *p = align ? alloc_aligned(size, align) : alloc_plain(size);
@@ -57,9 +57,18 @@ static void delete_sized(void *p, size_t size, size_t align)
 	tier_entry_sized_free(p, size ? size : 1, align > 16 ? JE_MALLOCX_ALIGN(align) : 0);
 }
 
-/* operator new / new[] */
-EXPORT void *_Znwm(size_t n) { return new_impl(n, 0, 0); }
-EXPORT void *_Znam(size_t n) { return new_impl(n, 0, 0); }
+/* operator new / new[]: below the size watch, jemalloc's own (a tail
+ * call: its new_handler loop and throw are those of new_impl). */
+static inline void *new_plain(size_t n)
+{
+	void *(*je)(size_t) = atomic_load_explicit(&tier_entry_new, memory_order_relaxed);
+	if (TIER_LIKELY(je != NULL && n < tier_tls_watch))
+		return je(n);
+	return new_impl(n, 0, 0);
+}
+
+EXPORT void *_Znwm(size_t n) { return new_plain(n); }
+EXPORT void *_Znam(size_t n) { return new_plain(n); }
 EXPORT void *_ZnwmRKSt9nothrow_t(size_t n, const void *t) { (void)t; return new_impl(n, 0, 1); }
 EXPORT void *_ZnamRKSt9nothrow_t(size_t n, const void *t) { (void)t; return new_impl(n, 0, 1); }
 EXPORT void *_ZnwmSt11align_val_t(size_t n, size_t a) { return new_impl(n, a, 0); }

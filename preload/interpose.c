@@ -91,7 +91,7 @@ static void *malloc_admitted(size_t size)
 {
 	int flags = tier_thread_flags();
 	void *p = flags ? mallocx(size, flags) : JE_MALLOC(size);
-	tier_thread_leave();
+	tier_thread_leave(p, size);
 	if (TIER_UNLIKELY(!p))
 		errno = ENOMEM;
 	return p;
@@ -104,7 +104,7 @@ static void *mallocx_admitted(size_t size, int flags)
 {
 	tier_thread_enter(size);
 	void *p = mallocx(size ? size : 1, flags | tier_thread_flags());
-	tier_thread_leave();
+	tier_thread_leave(p, size);
 	leave();
 	return p;
 }
@@ -168,6 +168,14 @@ static void free_checked(void *ptr)
  * armed ones; one indirect jump, as the PLT call to jemalloc would be. */
 static void *(*_Atomic entry_malloc)(size_t) = malloc_checked;
 static void (*_Atomic entry_free)(void *) = free_checked;
+/* calloc, realloc and operator new likewise: jemalloc's own unflagged
+ * entry points (mallocx with MALLOCX_ZERO, rallocx cost more on small
+ * sizes), or, until then and with signal_safe, the watched ones. */
+static void *calloc_watched(size_t n, size_t size);
+static void *realloc_watched(void *ptr, size_t size);
+static void *(*_Atomic entry_calloc)(size_t, size_t) = calloc_watched;
+static void *(*_Atomic entry_realloc)(void *, size_t) = realloc_watched;
+void *(*_Atomic tier_entry_new)(size_t) = NULL;
 
 /* Only tail calls: no frame, nothing saved, on the way to jemalloc. */
 void *tier_entry_malloc(size_t size)
@@ -206,7 +214,9 @@ void tier_entry_sized_free(void *ptr, size_t size, int flags)
 EXPORT void *malloc(size_t size) __attribute__((alias("tier_entry_malloc")));
 EXPORT void free(void *ptr) __attribute__((alias("tier_entry_free")));
 
-EXPORT void *calloc(size_t n, size_t size)
+/* calloc past the fast path: a thread's first allocation, a huge one, an
+ * overflow, or signal_safe. */
+static __attribute__((noinline)) void *calloc_watched(size_t n, size_t size)
 {
 	size_t total;
 	if (__builtin_mul_overflow(n, size, &total)) {
@@ -249,7 +259,7 @@ static void *realloc_pool(void *ptr, size_t size)
 	return p;
 }
 
-EXPORT void *realloc(void *ptr, size_t size)
+static __attribute__((noinline)) void *realloc_watched(void *ptr, size_t size)
 {
 	if (!ptr)
 		return tier_entry_malloc(size);
@@ -270,11 +280,28 @@ EXPORT void *realloc(void *ptr, size_t size)
 	}
 	tier_thread_enter(size);
 	void *p = rallocx(ptr, size, tier_thread_flags());
-	tier_thread_leave();
+	tier_thread_leave(p, size);
 	leave();
 	if (!p)
 		errno = ENOMEM; /* ptr is left untouched */
 	return p;
+}
+
+/* The size watch of malloc (tier_entry_malloc), then jemalloc's own. */
+EXPORT void *calloc(size_t n, size_t size)
+{
+	size_t total;
+	if (TIER_LIKELY(!__builtin_mul_overflow(n, size, &total) && total < tier_tls_watch))
+		return atomic_load_explicit(&entry_calloc, memory_order_relaxed)(n, size);
+	return calloc_watched(n, size);
+}
+
+/* realloc(p, 0) and realloc(NULL, n) keep glibc's meaning (watched). */
+EXPORT void *realloc(void *ptr, size_t size)
+{
+	if (TIER_LIKELY(ptr && size && size < tier_tls_watch))
+		return atomic_load_explicit(&entry_realloc, memory_order_relaxed)(ptr, size);
+	return realloc_watched(ptr, size);
 }
 
 EXPORT void *reallocarray(void *ptr, size_t n, size_t size)
@@ -390,12 +417,21 @@ __attribute__((constructor)) static void interpose_init(void)
 	if (!h)
 		return;
 	void *m = dlsym(h, "malloc"), *f = dlsym(h, "free");
+	void *c = dlsym(h, "calloc"), *r = dlsym(h, "realloc"), *n = dlsym(h, "_Znwm");
 	if (m && f) {
 		atomic_store(&tier_je_malloc, (void *(*)(size_t))m);
 		atomic_store(&tier_je_free, (void (*)(void *))f);
 		bool armed = TIER_REENTRY_ARMED; /* set by tier_start's boot */
 		atomic_store(&entry_malloc, armed ? malloc_armed : (void *(*)(size_t))m);
 		atomic_store(&entry_free, armed ? free_armed : (void (*)(void *))f);
+		/* signal_safe: the watched ones, which mark the thread */
+		if (!armed && c && r) {
+			atomic_store(&entry_calloc, (void *(*)(size_t, size_t))c);
+			atomic_store(&entry_realloc, (void *(*)(void *, size_t))r);
+		}
+		/* jemalloc's operator new runs the new_handler loop itself */
+		if (!armed && n)
+			atomic_store(&tier_entry_new, (void *(*)(size_t))n);
 	}
 	dlclose(h);
 }

@@ -26,5 +26,8 @@ void *tier_memalign(size_t alignment, size_t size);
 void *tier_entry_malloc(size_t size);
 void tier_entry_free(void *ptr);
 void tier_entry_sized_free(void *ptr, size_t size, int flags);
+/* jemalloc's operator new (NULL: none, or signal_safe): cxxnew.c's fast
+ * path, below the size watch (arena.h). */
+extern void *(*_Atomic tier_entry_new)(size_t);
 
 #endif

@@ -14,15 +14,18 @@
  * lifted and its decay set to jemalloc's default, so that freed huge
  * extents stay dirty and are reused.  What jemalloc then holds dirty is
  * bounded here, before each huge allocation (the interposer's size watch
- * sends those to us), so that peak RSS stays near jemalloc's, which is
- * about the peak of live huge memory:
- *   - when no dirty extent can serve the request, the cache is emptied
- *     first: the fresh pages the request takes then come on top of live
- *     memory only, as with jemalloc;
- *   - when dirty plus live huge memory exceeds the peak of live huge
- *     memory (counting each request as live) over the last one to two
- *     seconds by more than the slack (knob large_cache), the cache is
- *     emptied.
+ * sends those to us), in resident pages: the process's RSS once the
+ * request is touched may pass the peak of its live memory (RSS less every
+ * arena's dirty pages, the request counted) by no more than the slack
+ * (knob large_cache).  Past it, the cache is cut down to what the bound
+ * leaves, the largest held extents kept (trim), never emptied for want
+ * of one that fits: jemalloc splits a larger one, and coalesces them as
+ * they are freed.  The peak is that of the last one to two seconds, an
+ * older one fading by an eighth a second while huge allocations go on,
+ * so the room that live memory's swings leave stays held for reuse
+ * (random 5-25 MiB buffers: 0.36M minor faults, 1.2M when any request
+ * that found no held extent emptied the cache; peak RSS <= jemalloc's,
+ * which holds about the peak of live memory).
  * After a pause the peak is forgotten, so the next huge allocation gives
  * the cache back; while the program allocates huge buffers, jemalloc's
  * decay releases what is not reused.  The check and jemalloc's allocation
@@ -34,17 +37,19 @@
  *
  * jemalloc bins free extents by page-size class (each class plus the page
  * it adds to large extents for cache-oblivious offsets) and serves a
- * request of usize from the first non-empty bin from usize's own up: the
- * fit test reads the per-class dirty counts
- * (stats.arenas.<i>.extents.<j>.ndirty) from that bin up.  The class
- * index: 4 classes per doubling from 16 KiB, jemalloc's index counting one
- * more class below (measured on 5.3; tests/unit/test_large fails when the
- * fit test misses a reusable extent). */
+ * request of usize from the first non-empty bin from usize's own up: trim
+ * reads the per-class dirty counts (stats.arenas.<i>.extents.<j>.ndirty)
+ * from the top down and takes class j-1 from a bin j.  The class index: 4
+ * classes per doubling from 16 KiB, jemalloc's index counting one more
+ * class below (measured on 5.3). */
 #define _GNU_SOURCE
 #include <jemalloc/jemalloc.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "large.h"
@@ -61,10 +66,14 @@ static _Atomic bool on;
 static unsigned huge;
 static size_t lower_bytes, slack_pages;
 int tier_large_arena_flags;
-static size_t mib_epoch[1], mib_pactive[4], mib_pdirty[4], mib_ndirty[6], mib_purge[3];
+static size_t mib_epoch[1], mib_pactive[4], mib_pdirty[4], mib_pdirty_all[4], mib_ndirty[6], mib_purge[3];
 /* peak of live huge pages in the current and the previous window */
 static size_t peak_cur, peak_prev;
 static uint64_t window_start;
+/* the check of the allocation in progress (under the lock): RSS before it,
+ * and the bound */
+static size_t pend_rss, pend_bound;
+static bool pend_checked;
 
 bool tier_large_on(void) { return atomic_load_explicit(&on, memory_order_relaxed); }
 size_t tier_large_from(void) { return lower_bytes; }
@@ -74,6 +83,30 @@ static uint64_t now_ms(void)
 	struct timespec t;
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
+}
+
+/* The process's resident pages (/proc/self/statm), or 0.  No malloc:
+ * read(2) into a stack buffer. */
+static size_t resident_pages(void)
+{
+	int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	char buf[128];
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	const char *c = buf;
+	while (*c && *c != ' ') /* size, then resident */
+		c++;
+	size_t r = 0;
+	while (*c == ' ')
+		c++;
+	for (; *c >= '0' && *c <= '9'; c++)
+		r = r * 10 + (size_t)(*c - '0');
+	return r * ((size_t)sysconf(_SC_PAGESIZE) / TIER_PAGE);
 }
 
 /* jemalloc's index of the smallest page-size class >= bytes (>= 16 KiB) */
@@ -115,6 +148,7 @@ int tier_large_setup(unsigned arena, size_t oversize, size_t slack)
 	    mallctlbymib(mib_epoch, 1, NULL, NULL, &epoch, sizeof(epoch)) ||
 	    name_mib("stats.arenas.%u.pactive", arena, mib_pactive, 4) ||
 	    name_mib("stats.arenas.%u.pdirty", arena, mib_pdirty, 4) ||
+	    name_mib("stats.arenas.%u.pdirty", MALLCTL_ARENAS_ALL, mib_pdirty_all, 4) ||
 	    name_mib("stats.arenas.%u.extents.0.ndirty", arena, mib_ndirty, 6) ||
 	    name_mib("arena.%u.purge", arena, mib_purge, 3))
 		goto undo;
@@ -138,21 +172,62 @@ undo:
 	return -1;
 }
 
-/* Whether a dirty extent of the huge arena can serve size bytes. */
-static bool dirty_fit(size_t size)
+/* The size of jemalloc's page-size class j (j >= 4: from 16 KiB). */
+static size_t psz_class(unsigned j)
 {
-	size_t usize = nallocx(size, 0);
-	if (!usize)
-		return false;
-	for (unsigned j = psz_ceil_index(usize); j < NCLASS_MAX; j++) {
-		size_t n = 0, sz = sizeof(n);
-		mib_ndirty[4] = j;
-		if (mallctlbymib(mib_ndirty, 6, &n, &sz, NULL, 0))
-			return false;
-		if (n)
-			return true;
+	unsigned g = 14 + (j - 4) / 4, k = (j - 4) % 4;
+	return ((size_t)1 << g) + (size_t)k * ((size_t)1 << (g - 2));
+}
+
+/* Dirty extents of the huge arena in class j (mib_ndirty set up). */
+static size_t ndirty_in(unsigned j)
+{
+	size_t n = 0, sz = sizeof(n);
+	mib_ndirty[4] = j;
+	return mallctlbymib(mib_ndirty, 6, &n, &sz, NULL, 0) ? 0 : n;
+}
+
+/* Cut the cache down to keep bytes, the largest extents kept.  jemalloc
+ * purges only all of an arena's dirty memory (arena.<i>.purge), so what
+ * is kept is taken out first: allocated from the largest dirty extents,
+ * untouched (first fit splits an extent; its tail is purged), the rest
+ * purged, and those put back, still dirty.  Returns the bytes purged. */
+#define KEEP_MAX 32
+static size_t trim(size_t dirty, size_t keep)
+{
+	void *kept[KEEP_MAX];
+	int n = 0;
+	unsigned j = psz_ceil_index(dirty) + 1;
+	if (j >= NCLASS_MAX)
+		j = NCLASS_MAX - 1;
+	while (n < KEEP_MAX && keep >= lower_bytes && j > 5) {
+		if (!ndirty_in(j)) {
+			j--;
+			continue;
+		}
+		/* an extent of class j holds usize class j-1 and the page
+		 * jemalloc adds to large extents; no more than keep */
+		size_t want = psz_class(j - 1);
+		while (want + TIER_PAGE > keep && j > 5)
+			want = psz_class(--j - 1);
+		if (want + TIER_PAGE > keep)
+			break;
+		void *p = mallocx(want, tier_large_arena_flags);
+		if (!p)
+			break;
+		kept[n++] = p;
+		keep -= want + TIER_PAGE;
 	}
-	return false;
+	uint64_t epoch = 1;
+	size_t left = dirty, sz = sizeof(left);
+	mallctlbymib(mib_epoch, 1, NULL, NULL, &epoch, sizeof(epoch));
+	mallctlbymib(mib_pdirty, 4, &left, &sz, NULL, 0);
+	left *= TIER_PAGE;
+	if (mallctlbymib(mib_purge, 3, NULL, NULL, NULL, 0))
+		left = 0;
+	while (n)
+		dallocx(kept[--n], tier_large_arena_flags);
+	return left;
 }
 
 void tier_large_before(size_t size)
@@ -169,37 +244,99 @@ void tier_large_before(size_t size)
 	    mallctlbymib(mib_pactive, 4, &active, &sz, NULL, 0) ||
 	    mallctlbymib(mib_pdirty, 4, &dirty, &sz, NULL, 0))
 		return; /* held all the same: released after the allocation */
+	/* what is resident: the process's pages (its whole RSS, so that
+	 * the bound is in touched pages, not in jemalloc's size classes,
+	 * which round a buffer up by as much as a quarter), or failing that
+	 * the huge arena's; held extents count as resident */
+	size_t rss = resident_pages(), all_dirty = dirty;
+	sz = sizeof(all_dirty);
+	if (mallctlbymib(mib_pdirty_all, 4, &all_dirty, &sz, NULL, 0) || all_dirty < dirty)
+		all_dirty = dirty;
+	if (!rss || rss < all_dirty)
+		rss = active + all_dirty;
 	uint64_t t = now_ms();
 	if (t - window_start >= WINDOW_MS) {
-		/* a window with no huge allocation at all forgets both */
-		peak_prev = t - window_start >= 2 * WINDOW_MS ? 0 : peak_cur;
+		/* a window with no huge allocation at all forgets both; while
+		 * huge allocations go on, an older peak fades by an eighth a
+		 * window (about 10 s to a quarter), so that the room live
+		 * memory's swings leave stays held for reuse */
+		size_t fading = peak_prev - peak_prev / 8;
+		peak_prev = t - window_start >= 2 * WINDOW_MS ? 0 : peak_cur > fading ? peak_cur : fading;
 		peak_cur = 0;
 		window_start = t;
 	}
-	/* live huge memory once this request is served */
-	size_t live = active + tier_align_up(size, TIER_PAGE) / TIER_PAGE;
+	/* live memory once this request is served and touched */
+	size_t need = tier_align_up(size, TIER_PAGE) / TIER_PAGE;
+	size_t live = rss - all_dirty + need;
 	if (live > peak_cur)
 		peak_cur = live;
 	size_t peak = peak_cur > peak_prev ? peak_cur : peak_prev;
+	size_t bound = peak + slack_pages;
 	atomic_fetch_add_explicit(&tier_large_stats.checks, 1, memory_order_relaxed);
-	if (dirty && (active + dirty > peak + slack_pages || !dirty_fit(size))) {
-		if (mallctlbymib(mib_purge, 3, NULL, NULL, NULL, 0) == 0) {
-			atomic_fetch_add_explicit(&tier_large_stats.purges, 1, memory_order_relaxed);
-			atomic_fetch_add_explicit(&tier_large_stats.purged, (uint64_t)dirty * TIER_PAGE,
-						  memory_order_relaxed);
-			dirty = 0;
-		}
-	}
-	atomic_store_explicit(&tier_large_stats.cached, (uint64_t)dirty * TIER_PAGE, memory_order_relaxed);
+	/* how much RSS grows depends on what jemalloc serves it from (a
+	 * held extent may be resident only in part): measured once it has,
+	 * in tier_large_release */
+	pend_rss = rss;
+	pend_bound = bound;
+	pend_checked = true;
 	/* still held: tier_large_release, after the allocation */
 }
 
-void tier_large_release(void)
+/* Pages of [p, p + bytes) not resident: what touching them adds to RSS. */
+static size_t absent_pages(const void *p, size_t bytes)
 {
-	if (tier_large_held) {
-		tier_large_held = false;
-		pthread_mutex_unlock(&lock);
+	unsigned char vec[4096];
+	uintptr_t a = tier_align_down((uintptr_t)p, TIER_PAGE);
+	uintptr_t end = tier_align_up((uintptr_t)p + bytes, TIER_PAGE);
+	size_t absent = 0;
+	while (a < end) {
+		size_t n = (end - a) / TIER_PAGE < sizeof(vec) ? (end - a) / TIER_PAGE : sizeof(vec);
+		if (mincore((void *)a, n * TIER_PAGE, vec))
+			return (end - a) / TIER_PAGE + absent; /* count the rest absent */
+		for (size_t i = 0; i < n; i++)
+			absent += !(vec[i] & 1);
+		a += n * TIER_PAGE;
 	}
+	return absent;
+}
+
+void tier_large_release(void *p, size_t size)
+{
+	if (!tier_large_held)
+		return;
+	/* the tail past the size asked, up to jemalloc's size class (up to
+	 * a quarter more): a held extent that served the request may have
+	 * it resident, where jemalloc's fresh pages would not be.  Its
+	 * contents are undefined, so it is given back before the program
+	 * sees the block (a program that uses it faults it in again). */
+	if (p) {
+		uintptr_t a = tier_align_up((uintptr_t)p + size, TIER_PAGE);
+		uintptr_t b = tier_align_down((uintptr_t)p + sallocx(p, 0), TIER_PAGE);
+		if (b > a)
+			madvise((void *)a, b - a, MADV_DONTNEED);
+	}
+	/* RSS once the program touches the buffer: past the bound, held
+	 * extents are let go, the largest kept, down to what it leaves */
+	uint64_t epoch = 1;
+	size_t dirty = 0, sz = sizeof(dirty);
+	if (pend_checked && p && mallctlbymib(mib_epoch, 1, NULL, NULL, &epoch, sizeof(epoch)) == 0 &&
+	    mallctlbymib(mib_pdirty, 4, &dirty, &sz, NULL, 0) == 0) {
+		size_t rss = pend_rss + absent_pages(p, size);
+		if (dirty && rss > pend_bound) {
+			size_t over = rss - pend_bound;
+			size_t purged = trim(dirty * TIER_PAGE, over < dirty ? (dirty - over) * TIER_PAGE : 0);
+			if (purged) {
+				atomic_fetch_add_explicit(&tier_large_stats.purges, 1, memory_order_relaxed);
+				atomic_fetch_add_explicit(&tier_large_stats.purged, purged, memory_order_relaxed);
+				dirty -= purged / TIER_PAGE < dirty ? purged / TIER_PAGE : dirty;
+			}
+		}
+		atomic_store_explicit(&tier_large_stats.cached, (uint64_t)dirty * TIER_PAGE,
+				      memory_order_relaxed);
+	}
+	pend_checked = false;
+	tier_large_held = false;
+	pthread_mutex_unlock(&lock);
 }
 
 void tier_large_prefork(void) { pthread_mutex_lock(&lock); }

@@ -30,10 +30,12 @@ extern int tier_large_arena_flags;
  * the bound and holds the cache's lock through the allocation, so that
  * concurrent huge allocations do not each take fresh pages on one check;
  * the caller ends the hold with tier_large_release once jemalloc has
- * served it (tier_thread_leave, arena.h). */
+ * served it (tier_thread_leave, arena.h), with the block it got (p, NULL
+ * if none, and the size asked): its pages not yet resident, which the
+ * program's touch adds to RSS, may make the cache give pages back. */
 void tier_large_before(size_t size);
 extern __thread bool tier_large_held __attribute__((tls_model("initial-exec")));
-void tier_large_release(void);
+void tier_large_release(void *p, size_t size);
 /* Whether the cache is set up and on. */
 bool tier_large_on(void);
 /* fork: the cache's lock, taken before jemalloc's own. */

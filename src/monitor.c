@@ -58,7 +58,6 @@ static struct {
 	bool in_due;         /* visiting the due list: no re-queueing */
 	uint64_t sched_ns;   /* this period: the visits' CPU */
 	int64_t fault_ns;    /* this period: faults charged (when armed) less refunds (when measured) */
-	float expect[4];     /* faults an armed part was found to cost, by kind (EXPECT_*) */
 	uint64_t one_fault;  /* what one costs (the pull source measured it) */
 	/* sweep cursor: the next block to visit */
 	struct tier_mapping *cm;
@@ -70,19 +69,22 @@ static struct {
 	struct tier_rate_hist rates[TIER_SRC_COUNT];
 	float floor[TIER_SRC_COUNT];
 	float watch_in, watch_out; /* heat to enter / stay on the watch list */
-	uint32_t rng;
 	bool idle;
 	/* advisor: pages per time slot of their last access */
 	_Atomic uint64_t seen[NSLOTS];
 	_Atomic uint32_t slot_now; /* absolute slot number of now (>= 1) */
-} mon = {.rng = 2463534242u, .expect = {8, 4, 8, 32}};
+} mon;
+/* Beside mon, which is then all zero (.bss): with an initialiser its 300
+ * KiB would be file-backed .data, resident in every process at start. */
+static uint32_t mon_rng = 2463534242u;
+static float mon_expect[4] = {8, 4, 8, 32}; /* faults an armed part was found to cost, by kind (EXPECT_*) */
 
 static uint32_t rnd(void)
 {
-	mon.rng ^= mon.rng << 13;
-	mon.rng ^= mon.rng >> 17;
-	mon.rng ^= mon.rng << 5;
-	return mon.rng;
+	mon_rng ^= mon_rng << 13;
+	mon_rng ^= mon_rng >> 17;
+	mon_rng ^= mon_rng << 5;
+	return mon_rng;
 }
 
 static struct tier_block *blk_of(const struct ref *r) { return &r->m->blocks[r->b]; }
@@ -554,12 +556,12 @@ static void learn(int kind, uint64_t fault_ns, uint32_t parts)
 	if (!mon.one_fault || !parts)
 		return;
 	float found = (float)fault_ns / (float)mon.one_fault / (float)parts;
-	mon.expect[kind] += 0.05f * (found - mon.expect[kind]);
+	mon_expect[kind] += 0.05f * (found - mon_expect[kind]);
 }
 
 static void charge(struct tier_block *blk, int kind)
 {
-	float faults = mon.expect[kind];
+	float faults = mon_expect[kind];
 	uint8_t e = faults > 255 ? 255 : (uint8_t)(faults + 0.5f);
 	blk->pull_expect = e;
 	mon.fault_ns += (int64_t)e * (int64_t)mon.one_fault;

@@ -36,12 +36,13 @@ static inline int tier_thread_flags(void)
 	return TIER_UNLIKELY(tier_large_held) ? tier_large_arena_flags : 0;
 }
 
-/* After the allocation tier_thread_enter admitted (failed or not): a huge
- * one held the large-buffer cache's lock through it (large.h). */
-static inline void tier_thread_leave(void)
+/* After the allocation tier_thread_enter admitted (p: its block, NULL if
+ * it failed; size: the size asked): a huge one held the large-buffer
+ * cache's lock through it (large.h). */
+static inline void tier_thread_leave(void *p, size_t size)
 {
 	if (TIER_UNLIKELY(tier_large_held))
-		tier_large_release();
+		tier_large_release(p, size);
 }
 
 #endif

@@ -304,6 +304,185 @@ static uint64_t big_churn(int threads, long iters)
 	return sum;
 }
 
+/* Random large buffers (mimalloc-bench's malloc-large shape): 20 slots;
+ * each step allocates a buffer of a random size in [lo, hi], touches every
+ * page, and only then frees the one it replaces, so the new buffer cannot
+ * take the old one's place. */
+static uint64_t big_random(long steps, size_t lo, size_t hi)
+{
+	enum { SLOTS = 20 };
+	unsigned char *slot[SLOTS] = {0};
+	size_t len[SLOTS] = {0};
+	uint64_t s = 42, sum = 0;
+	for (long i = 0; i < steps; i++) {
+		int k = (int)(rng(&s) % SLOTS);
+		size_t n = lo + rng(&s) % (hi - lo + 1);
+		unsigned char *b = malloc(n);
+		for (size_t o = 0; o < n; o += 4096)
+			b[o] = (unsigned char)i;
+		b[n - 1] = (unsigned char)(i >> 8);
+		if (slot[k])
+			sum += slot[k][0] + slot[k][len[k] - 1];
+		free(slot[k]);
+		slot[k] = b;
+		len[k] = n;
+	}
+	for (int k = 0; k < SLOTS; k++)
+		free(slot[k]);
+	return sum;
+}
+
+/* rpmalloc's rptest shape: threads in a ring each allocate batches of
+ * mixed small and medium blocks, keep some a while, and hand the rest to
+ * the next thread, which frees them: most frees are remote, and blocks
+ * live across many of the owner's operations. */
+#define RP_T 4
+#define RP_BATCH 64
+#define RP_KEEP 1024
+struct rp_box {
+	pthread_mutex_t lock;
+	unsigned char **q[RP_T * 4];
+	int n;
+};
+static struct rp_box rp_box[RP_T];
+static long sc_rp_rounds;
+
+static void *rp_thread(void *p)
+{
+	int id = (int)(intptr_t)p;
+	long rounds = sc_rp_rounds;
+	uint64_t s = 0x77ull * (uint64_t)(id + 1), sum = 0;
+	unsigned char *keep[RP_KEEP] = {0};
+	struct rp_box *out = &rp_box[(id + 1) % RP_T], *in = &rp_box[id];
+	for (long r = 0; r < rounds; r++) {
+		unsigned char **b = malloc(RP_BATCH * sizeof(*b));
+		for (int k = 0; k < RP_BATCH; k++) {
+			/* mostly small, some up to 16 KiB */
+			size_t n = rng(&s) % 8 ? 16 + rng(&s) % 496 : 512 + rng(&s) % 16384;
+			b[k] = malloc(n);
+			b[k][0] = (unsigned char)n;
+			int j = (int)(rng(&s) % RP_KEEP);
+			if (rng(&s) % 4 == 0) { /* kept a while: swapped with an older one */
+				unsigned char *t = keep[j];
+				keep[j] = b[k];
+				b[k] = t;
+			}
+		}
+		pthread_mutex_lock(&out->lock);
+		bool sent = out->n < (int)(sizeof(out->q) / sizeof(out->q[0]));
+		if (sent)
+			out->q[out->n++] = b;
+		pthread_mutex_unlock(&out->lock);
+		if (!sent) { /* next thread is behind: free our own batch */
+			for (int k = 0; k < RP_BATCH; k++) {
+				if (b[k])
+					sum += b[k][0];
+				free(b[k]);
+			}
+			free(b);
+		}
+		pthread_mutex_lock(&in->lock);
+		unsigned char **got = in->n ? in->q[--in->n] : NULL;
+		pthread_mutex_unlock(&in->lock);
+		if (got) {
+			for (int k = 0; k < RP_BATCH; k++) {
+				if (got[k])
+					sum += got[k][0];
+				free(got[k]);
+			}
+			free(got);
+		}
+	}
+	for (int j = 0; j < RP_KEEP; j++)
+		if (keep[j]) {
+			sum += keep[j][0];
+			free(keep[j]);
+		}
+	return (void *)(uintptr_t)sum;
+}
+
+static uint64_t rptest(long rounds)
+{
+	pthread_t th[RP_T];
+	uint64_t sum = 0;
+	sc_rp_rounds = rounds;
+	for (int i = 0; i < RP_T; i++)
+		pthread_mutex_init(&rp_box[i].lock, NULL);
+	for (int i = 0; i < RP_T; i++)
+		pthread_create(&th[i], NULL, rp_thread, (void *)(intptr_t)i);
+	for (int i = 0; i < RP_T; i++) {
+		void *r;
+		pthread_join(th[i], &r);
+		sum += (uint64_t)(uintptr_t)r;
+	}
+	/* what is left in the boxes: every block is summed once, whoever
+	 * frees it, so the sum does not depend on the timing */
+	for (int i = 0; i < RP_T; i++)
+		while (rp_box[i].n) {
+			unsigned char **b = rp_box[i].q[--rp_box[i].n];
+			for (int k = 0; k < RP_BATCH; k++) {
+				if (b[k])
+					sum += b[k][0];
+				free(b[k]);
+			}
+			free(b);
+		}
+	return sum;
+}
+
+/* Thread churn: short-lived threads, a few at a time, each making and
+ * freeing a few thousand small blocks, as a server that starts a thread
+ * per request: a thread's first allocation and its exit (the allocator's
+ * per-thread set-up and flush) on every one. */
+static void *tc_thread(void *p)
+{
+	uint64_t s = (uint64_t)(uintptr_t)p, sum = 0;
+	unsigned char *b[256];
+	for (int r = 0; r < 8; r++) {
+		for (int k = 0; k < 256; k++) {
+			size_t n = 16 + rng(&s) % 1000;
+			b[k] = malloc(n);
+			b[k][0] = (unsigned char)n;
+		}
+		for (int k = 0; k < 256; k++) {
+			sum += b[k][0];
+			free(b[k]);
+		}
+	}
+	return (void *)(uintptr_t)sum;
+}
+
+static uint64_t thread_churn(long waves)
+{
+	enum { WAVE = 4 };
+	uint64_t sum = 0;
+	for (long w = 0; w < waves; w++) {
+		pthread_t th[WAVE];
+		for (int i = 0; i < WAVE; i++)
+			pthread_create(&th[i], NULL, tc_thread, (void *)(uintptr_t)(w * WAVE + i + 1));
+		for (int i = 0; i < WAVE; i++) {
+			void *r;
+			pthread_join(th[i], &r);
+			sum += (uint64_t)(uintptr_t)r;
+		}
+	}
+	return sum;
+}
+
+/* The fast path alone: malloc and free of one small block in a tight
+ * loop (what an interposer adds in front of the allocator's entry points
+ * shows here, ~1 ns a pair). */
+static uint64_t tight(long n)
+{
+	uint64_t sum = 0;
+	for (long i = 0; i < n; i++) {
+		unsigned char *volatile p = malloc(32);
+		sum += (uintptr_t)p & 16;
+		free(p);
+	}
+	return sum ? 1 : 1; /* addresses differ by allocator */
+}
+
 /* ALLOC_SCALE (default 1) scales every step count: bench/run --quick runs
  * each workload for a fraction of a second. */
 static long sc(long n)
@@ -322,7 +501,7 @@ static long sc(long n)
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		fprintf(stderr, "usage: %s small|medium|large|mt-small|mt-medium|cross-thread|realloc|larson|fragment|big-churn|large-churn [buffers per thread]\n",
+		fprintf(stderr, "usage: %s small|medium|large|mt-small|mt-medium|cross-thread|realloc|larson|fragment|big-churn|big-random|big-mixed|rptest|thread-churn|tight|large-churn [buffers per thread]\n",
 			argv[0]);
 		return 2;
 	}
@@ -350,6 +529,16 @@ int main(int argc, char **argv)
 		sum = fragment(sc(800000) < 8 ? 8 : sc(800000));
 	else if (!strcmp(w, "big-churn"))
 		sum = big_churn(3, sc(60));
+	else if (!strcmp(w, "big-random")) /* 5-25 MiB, 20 live */
+		sum = big_random(sc(150), 5ul << 20, 25ul << 20);
+	else if (!strcmp(w, "big-mixed")) /* 1-64 MiB, 20 live */
+		sum = big_random(sc(100), 1ul << 20, 64ul << 20);
+	else if (!strcmp(w, "rptest"))
+		sum = rptest(sc(60000));
+	else if (!strcmp(w, "thread-churn"))
+		sum = thread_churn(sc(300));
+	else if (!strcmp(w, "tight"))
+		sum = tight(sc(100000000));
 	else if (!strcmp(w, "large-churn")) /* bench/alloc/churn.py: 4 threads, N buffers each */
 		sum = big_churn(4, argc > 2 ? atol(argv[2]) : 50);
 	else {
