@@ -1,0 +1,96 @@
+/* The monitor's internals, shared by monitor.c (lists, folding, the
+ * histograms, candidates, the period) and monitor_visit.c (how blocks are
+ * looked at: pull-source slices and runs, probes, the watch list and the
+ * sweep).  Not for any other file: monitor.h is the interface. */
+#ifndef TIER_MONITOR_INT_H
+#define TIER_MONITOR_INT_H
+
+#include "heat.h"
+#include "heat_hist.h"
+#include "pageheat.h"
+
+/* With a pull source, a block is armed once and then measured at each
+ * visit, which re-arms what was written.  The armed part is a slice sized
+ * from the block's last measurement, so that a visit finds about
+ * FAULT_TARGET written pages: every one of them cost the program a write
+ * fault (0.5-1 us natively, 12-20 us in the VMs these tests run on),
+ * which is most of what tracking costs.  A busy block is measured on a
+ * few pages (counted for the whole block), a quiet one whole. */
+#define FAULT_TARGET 4.0f
+#define SLICE_MIN 8u   /* pages */
+#define SLICE_FIRST 16u /* a block's first look: its rate is unknown */
+#define WATCH_MAX 8192
+#define COLD_MAX 2048
+/* Slices armed for a one-period window, measured at the next period's
+ * start (see due_add). */
+#define DUE_MAX 4096
+/* The watch list takes at most this share of the allowance; the sweep
+ * keeps the rest, so the pass length stays bounded. */
+#define WATCH_SHARE 0.5
+/* Floors come from sweep visits, forgotten with this weight per period. */
+#define FLOOR_DECAY 0.97
+#define FLOOR_QUANTILE 0.1
+/* Weight of one fold in the moving variance of a block's heat. */
+#define HVAR_WEIGHT 0.25f
+/* ... and a first fold's variance, relative to its heat squared. */
+#define HVAR_FIRST 0.25f
+/* Advisor time slots. */
+#define SLOT_MS 250
+#define NSLOTS 256
+
+struct ref {
+	struct tier_mapping *m;
+	uint32_t b;
+};
+
+struct tier_mon_state {
+	uint32_t period;
+	double decay;
+	struct ref watch[WATCH_MAX];
+	uint32_t nwatch, rot;
+	struct ref cold[COLD_MAX];
+	uint32_t ncold;
+	struct ref due[2][DUE_MAX]; /* by period parity: armed last period, armed now */
+	uint32_t ndue[2];
+	bool saturated;      /* the last pull fold found its part all written */
+	bool in_due;         /* visiting the due list: no re-queueing */
+	uint64_t sched_ns;   /* this period: the visits' CPU */
+	int64_t fault_ns;    /* this period: faults charged (when armed) less refunds (when measured) */
+	uint64_t one_fault;  /* what one costs (the pull source measured it) */
+	/* sweep cursor: the next block to visit */
+	struct tier_mapping *cm;
+	uint64_t cseq;
+	uint32_t cb;
+	uint32_t pass_start;
+	uint64_t pass_blocks;
+	struct tier_hist hist[TIER_MAX_TIERS];
+	struct tier_rate_hist rates[TIER_SRC_COUNT];
+	float floor[TIER_SRC_COUNT];
+	float watch_in, watch_out; /* heat to enter / stay on the watch list */
+	bool idle;
+	/* advisor: pages per time slot of their last access */
+	_Atomic uint64_t seen[NSLOTS];
+	_Atomic uint32_t slot_now; /* absolute slot number of now (>= 1) */
+};
+extern struct tier_mon_state tier_mon;
+/* A probe's window grows up to this many periods where writes are sparse. */
+#define PROBE_WIN_MAX 16
+/* faults an armed part was found to cost, by kind (EXPECT_*) */
+extern float tier_mon_expect[4];
+enum { EXPECT_FIRST, EXPECT_SLICE, EXPECT_WHOLE, EXPECT_PAGES };
+
+static inline struct tier_block *blk_of(const struct ref *r) { return &r->m->blocks[r->b]; }
+
+/* monitor.c */
+void tier_mon_fold(struct tier_mapping *m, uint32_t b, bool pulled, bool sweep);
+void tier_mon_ph_decide(struct tier_mapping *m, uint32_t b, struct tier_ph *e);
+/* monitor_visit.c */
+uint64_t tier_mon_spent(void);
+void tier_mon_visit_due(bool pull);
+void tier_mon_visit_probes(bool pull);
+void tier_mon_visit_watch(uint64_t until, bool pull);
+void tier_mon_sweep(uint64_t until, bool pull);
+/* Drop the pending run of whole blocks (of m, or any when m is NULL). */
+void tier_mon_runs_forget(struct tier_mapping *m);
+
+#endif

@@ -1,0 +1,430 @@
+/* How the monitor looks at blocks (see monitor.h, monitor_int.h). */
+#define _GNU_SOURCE
+#include <math.h>
+#include <string.h>
+
+#include "monitor.h"
+#include "monitor_int.h"
+
+/* ------------------------------------------------------------ visiting */
+
+/* With a pull source, each block has an armed part, measured at each
+ * visit: the visit lists what was written there since the last one and
+ * re-arms just that.  The armed part is the whole block while the block
+ * is quiet (adjacent whole blocks are measured in one call; a call that
+ * re-arms nothing costs a page-table walk, about 2 ns a page natively,
+ * and no TLB shootdown, so cold memory is cheap to sweep), and a slice of
+ * it once it is busy, sized so that a visit finds about FAULT_TARGET
+ * written pages: every written page found cost the program a write fault
+ * (0.5-1 us natively, 5-20 us in VMs) and every call that re-protects
+ * pages a TLB shootdown (an IPI to each CPU running the program).  The
+ * window is the time between visits: a few periods on the watch list, a
+ * pass for the sweep; a written share near 1 only says "at least this
+ * hot". */
+/* Pull-source calls; what they cost is timed by the visit loops, and the
+ * faults a measure found are added here. */
+static uint64_t measure(struct tier_mapping *m, uintptr_t lo, uintptr_t hi, uint32_t mult, bool rearm)
+{
+	uint64_t ns = tier_heat_measure(m, lo, hi, mult, rearm);
+	tier_mon.fault_ns += (int64_t)ns;
+	return ns;
+}
+
+/* The faults an armed part may cost are charged when it is armed (they
+ * happen in the program before the next visit finds them: charged only
+ * then, a pass that arms many blocks would run far over the budget), and
+ * what it did not cost is given back when it is measured.  What is
+ * charged is what such parts were found to cost lately: a first look, a
+ * slice, a whole quiet block (EXPECT_*). */
+
+static void learn(int kind, uint64_t fault_ns, uint32_t parts)
+{
+	if (!tier_mon.one_fault || !parts)
+		return;
+	float found = (float)fault_ns / (float)tier_mon.one_fault / (float)parts;
+	tier_mon_expect[kind] += 0.05f * (found - tier_mon_expect[kind]);
+}
+
+static void charge(struct tier_block *blk, int kind)
+{
+	float faults = tier_mon_expect[kind];
+	uint8_t e = faults > 255 ? 255 : (uint8_t)(faults + 0.5f);
+	blk->pull_expect = e;
+	tier_mon.fault_ns += (int64_t)e * (int64_t)tier_mon.one_fault;
+}
+
+static void refund(struct tier_block *blk)
+{
+	tier_mon.fault_ns -= (int64_t)blk->pull_expect * (int64_t)tier_mon.one_fault;
+	blk->pull_expect = 0;
+}
+
+static void slice_range(struct tier_mapping *m, uint32_t b, uint32_t first, uint32_t n, uintptr_t *lo,
+			uintptr_t *hi)
+{
+	*lo = tier_block_addr(m, b) + ((uintptr_t)first << TIER_PAGE_SHIFT);
+	*hi = *lo + ((uintptr_t)n << TIER_PAGE_SHIFT);
+	if (*hi > m->base + m->size)
+		*hi = m->base + m->size;
+	if (*lo > *hi)
+		*lo = *hi;
+}
+
+/* The share of a block's pages written in one period, from its rate. */
+static float per_period_share(const struct tier_block *blk)
+{
+	return 1.0f - expf(-blk->rate[TIER_SRC_PAGEMAP]);
+}
+
+/* Busy: a whole-block window would find more than FAULT_TARGET written. */
+static bool busy(const struct tier_block *blk)
+{
+	return (blk->flags & TIER_BF_PULLED) && per_period_share(blk) * TIER_PAGES_PER_BLOCK > 2 * FAULT_TARGET;
+}
+
+/* Runs of adjacent whole blocks, one call each: `op` 0 measures and
+ * re-arms, 2 arms. */
+static struct {
+	struct tier_mapping *m;
+	uint32_t b0, n;
+	int op;
+	bool sweep;
+} run;
+
+static void run_flush(void)
+{
+	if (!run.n)
+		return;
+	uintptr_t lo = tier_block_addr(run.m, run.b0), hi = tier_block_addr(run.m, run.b0 + run.n);
+	if (hi > run.m->base + run.m->size)
+		hi = run.m->base + run.m->size;
+	if (run.op == 2)
+		tier_heat_arm(run.m, lo, hi);
+	else
+		learn(EXPECT_WHOLE, measure(run.m, lo, hi, 1, run.op == 0), run.n);
+	for (uint32_t b = run.b0; b < run.b0 + run.n; b++) {
+		struct tier_block *blk = &run.m->blocks[b];
+		if (run.op == 2) {
+			blk->pull_pages = TIER_PAGES_PER_BLOCK;
+			blk->pull_first = 0;
+			charge(blk, EXPECT_WHOLE);
+		} else {
+			refund(blk);
+			tier_mon_fold(run.m, b, true, run.sweep);
+			if (busy(blk)) {
+				/* it turned busy: re-armed whole it would pay a fault
+				 * on every page again before the next visit */
+				uintptr_t a = tier_block_addr(run.m, b);
+				tier_heat_disarm(run.m, a, a + TIER_BLOCK);
+				blk->pull_pages = 0;
+			} else {
+				charge(blk, EXPECT_WHOLE);
+			}
+		}
+		blk->pull_period = tier_mon.period;
+	}
+	run.n = 0;
+}
+
+/* A run is charged when it is flushed: keep runs short enough that the
+ * visit loops see their cost in time (64 blocks: 128 MiB). */
+#define RUN_MAX 64
+
+static void run_add(struct tier_mapping *m, uint32_t b, int op, bool sweep)
+{
+	if (run.n && (run.m != m || run.b0 + run.n != b || run.op != op || run.sweep != sweep ||
+		      run.n == RUN_MAX))
+		run_flush();
+	if (!run.n) {
+		run.m = m;
+		run.b0 = b;
+		run.op = op;
+		run.sweep = sweep;
+	}
+	run.n++;
+}
+
+/* A slice measured over a long window (a pass) that comes back all
+ * written only says "at least this hot": a busy block and a hot one look
+ * alike.  Such slices, and first looks, are armed for one period and
+ * measured at the start of the next (a short window resolves rates up to
+ * a few writes per page per period), whatever the pass length. */
+static void due_add(struct tier_mapping *m, uint32_t b)
+{
+	uint32_t *n = &tier_mon.ndue[tier_mon.period & 1];
+	if (!tier_mon.in_due && *n < DUE_MAX)
+		tier_mon.due[tier_mon.period & 1][(*n)++] = (struct ref){m, b};
+}
+
+/* Arm a slice of n pages of block b, at a place that depends on the
+ * block (the slice is a sample of it). */
+static void arm_slice(struct tier_mapping *m, uint32_t b, uint32_t n)
+{
+	struct tier_block *blk = &m->blocks[b];
+	uint32_t slots = TIER_PAGES_PER_BLOCK / n;
+	blk->pull_first = (uint16_t)((b * 7 % slots) * n);
+	blk->pull_pages = (uint16_t)n;
+	uintptr_t lo, hi;
+	slice_range(m, b, blk->pull_first, n, &lo, &hi);
+	tier_heat_arm(m, lo, hi);
+	blk->pull_period = tier_mon.period;
+	charge(blk, (blk->flags & TIER_BF_PULLED) ? EXPECT_SLICE : EXPECT_FIRST);
+	due_add(m, b);
+}
+
+/* The armed part for the next window: the whole block when it should find
+ * few writes there, else a slice that should find about FAULT_TARGET. */
+static uint32_t want_pages(const struct tier_block *blk)
+{
+	if (!blk->pull_pages)
+		return SLICE_FIRST; /* a first look: its rate is unknown */
+	if (!(blk->flags & TIER_BF_PULLED))
+		return blk->pull_pages;
+	uint32_t w = tier_mon.period > blk->pull_period ? tier_mon.period - blk->pull_period : 1;
+	float f = 1.0f - expf(-blk->rate[TIER_SRC_PAGEMAP] * (float)w);
+	if (f * TIER_PAGES_PER_BLOCK <= 2 * FAULT_TARGET)
+		return TIER_PAGES_PER_BLOCK;
+	uint32_t n = SLICE_MIN;
+	while ((float)(n * 2) * f <= FAULT_TARGET && n * 2 < TIER_PAGES_PER_BLOCK)
+		n *= 2;
+	return n;
+}
+
+/* A block looked at page by page: armed whole, and measured whole at each
+ * visit, which closes one window of its per-page counts. */
+static void visit_pages(struct tier_mapping *m, uint32_t b, struct tier_ph *e, bool sweep)
+{
+	struct tier_block *blk = &m->blocks[b];
+	uintptr_t lo, hi;
+	slice_range(m, b, 0, TIER_PAGES_PER_BLOCK, &lo, &hi);
+	if (blk->pull_pages != TIER_PAGES_PER_BLOCK) {
+		if (blk->pull_pages) { /* what the slice saw, then the whole block */
+			uintptr_t slo, shi;
+			slice_range(m, b, blk->pull_first, blk->pull_pages, &slo, &shi);
+			measure(m, slo, shi, TIER_PAGES_PER_BLOCK / blk->pull_pages, false);
+			refund(blk);
+			tier_mon_fold(m, b, true, sweep);
+		}
+		memset(e->seen, 0, sizeof(e->seen));
+		tier_heat_arm(m, lo, hi);
+		blk->pull_pages = TIER_PAGES_PER_BLOCK;
+		blk->pull_first = 0;
+		blk->pull_period = tier_mon.period;
+		e->last_period = tier_mon.period;
+		charge(blk, EXPECT_PAGES);
+		return;
+	}
+	learn(EXPECT_PAGES, measure(m, lo, hi, 1, true), 1);
+	refund(blk);
+	uint32_t seen = tier_ph_window(e, tier_mon.period);
+	if (e->state == TIER_PH_PROBE) {
+		/* a probe's window: long enough that a window sees a few percent
+		 * of the pages, short enough that hot ones are not all seen */
+		uint32_t pages = atomic_load_explicit(&blk->state, memory_order_relaxed) & TIER_BS_PAGES;
+		e->seen_total += seen;
+		if (seen * 20 < pages && e->win < PROBE_WIN_MAX)
+			e->win = (uint16_t)(e->win * 2);
+		else if (seen * 5 > pages * 2 && e->win > 1)
+			e->win = (uint16_t)(e->win / 2);
+	}
+	tier_mon_fold(m, b, true, sweep);
+	blk->pull_period = tier_mon.period;
+	charge(blk, EXPECT_PAGES);
+	tier_mon_ph_decide(m, b, e);
+}
+
+/* Probes are visited every period, whatever the allowance: a probe's
+ * windows are one period each, so it decides in TIER_PH_PROBE_WINDOWS
+ * periods (at most PROBES_MAX at a time); what they cost is charged like
+ * any visit's (the allowance pays it back). */
+static void timed_visit(struct tier_mapping *m, uint32_t b, bool pull, bool sweep);
+void tier_mon_visit_probes(bool pull)
+{
+	if (!pull)
+		return;
+	for (uint32_t i = 0; i < tier_ph_used(); i++) {
+		struct tier_ph *e = tier_ph_at(i);
+		if (e->state == TIER_PH_PROBE && !e->m->gone &&
+		    tier_mon.period - e->m->blocks[e->b].pull_period >= e->win)
+			timed_visit(e->m, e->b, pull, false);
+	}
+}
+
+/* Look at block b now, with a pull source (measure and re-arm it), or
+ * without (fold what push sources reported). */
+static void visit(struct tier_mapping *m, uint32_t b, bool pull, bool sweep)
+{
+	struct tier_block *blk = &m->blocks[b];
+	uint32_t pages = atomic_load_explicit(&blk->state, memory_order_relaxed) & TIER_BS_PAGES;
+	if (!pull || !pages || m->meta) {
+		tier_mon_fold(m, b, false, sweep);
+		return;
+	}
+	if (blk->pull_period == tier_mon.period)
+		return; /* measured this period already */
+	struct tier_ph *e = tier_ph_of(m, b);
+	if (e) {
+		tier_mon_fold(m, b, false, sweep); /* push reports meanwhile */
+		if (tier_ph_of(m, b) == e)
+			visit_pages(m, b, e, sweep);
+		return;
+	}
+	uint32_t n = want_pages(blk);
+	if (blk->pull_pages == TIER_PAGES_PER_BLOCK && n == TIER_PAGES_PER_BLOCK) {
+		run_add(m, b, 0, sweep);
+		return;
+	}
+	tier_mon_fold(m, b, false, sweep); /* push reports meanwhile */
+	uintptr_t lo, hi;
+	if (blk->pull_pages && blk->pull_pages == n) { /* the same slice: measure, re-arm */
+		slice_range(m, b, blk->pull_first, n, &lo, &hi);
+		learn(EXPECT_SLICE, measure(m, lo, hi, TIER_PAGES_PER_BLOCK / n, true), 1);
+		refund(blk);
+		bool long_window = tier_mon.period - blk->pull_period > 1;
+		tier_mon.saturated = false;
+		tier_mon_fold(m, b, true, sweep);
+		blk->pull_period = tier_mon.period;
+		charge(blk, EXPECT_SLICE);
+		if (tier_mon.saturated && long_window)
+			due_add(m, b);
+		return;
+	}
+	if (blk->pull_pages) { /* read the old part, then arm the new one */
+		slice_range(m, b, blk->pull_first, blk->pull_pages, &lo, &hi);
+		uint64_t f = measure(m, lo, hi, TIER_PAGES_PER_BLOCK / blk->pull_pages, false);
+		learn(blk->pull_pages == TIER_PAGES_PER_BLOCK ? EXPECT_WHOLE
+			  : (blk->flags & TIER_BF_PULLED) ? EXPECT_SLICE : EXPECT_FIRST, f, 1);
+		refund(blk);
+		tier_mon_fold(m, b, true, sweep);
+		if (blk->pull_pages == TIER_PAGES_PER_BLOCK) /* whole to slice: the rest stops faulting */
+			tier_heat_disarm(m, tier_block_addr(m, b), tier_block_addr(m, b) + TIER_BLOCK);
+		n = want_pages(blk);
+		blk->pull_pages = 0;
+	}
+	if (n == TIER_PAGES_PER_BLOCK)
+		run_add(m, b, 2, sweep);
+	else
+		arm_slice(m, b, n);
+}
+
+/* What this period's visits cost so far: their CPU and the faults charged. */
+uint64_t tier_mon_spent(void)
+{
+	int64_t s = (int64_t)tier_mon.sched_ns + tier_mon.fault_ns;
+	return s > 0 ? (uint64_t)s : 0;
+}
+
+/* Time one visit into the period's spending. */
+static void timed_visit(struct tier_mapping *m, uint32_t b, bool pull, bool sweep)
+{
+	uint64_t t0 = tier_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	visit(m, b, pull, sweep);
+	tier_mon.sched_ns += tier_clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
+}
+
+/* The watch list, round-robin, until `until` ns are spent (one visit at
+ * least when until > 0: a visit cannot be cut short, the budget keeps the
+ * debt). */
+void tier_mon_visit_watch(uint64_t until, bool pull)
+{
+	uint32_t n = tier_mon.nwatch;
+	for (uint32_t k = 0; k < n && until && (k == 0 || tier_mon_spent() < until); k++) {
+		if (!tier_mon.nwatch)
+			break;
+		if (tier_mon.rot >= tier_mon.nwatch)
+			tier_mon.rot = 0;
+		struct ref r = tier_mon.watch[tier_mon.rot++];
+		timed_visit(r.m, r.b, pull, false);
+		atomic_fetch_add_explicit(&tier_monitor_stats.watch_visits, 1, memory_order_relaxed);
+	}
+	uint64_t t0 = tier_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	run_flush();
+	tier_mon.sched_ns += tier_clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
+}
+
+/* The slices armed last period for a one-period window (due_add). */
+void tier_mon_visit_due(bool pull)
+{
+	uint32_t k = (tier_mon.period - 1) & 1, n = tier_mon.ndue[k];
+	tier_mon.ndue[k] = 0;
+	if (!pull)
+		return;
+	tier_mon.in_due = true;
+	for (uint32_t i = 0; i < n; i++) {
+		struct ref r = tier_mon.due[k][i];
+		struct tier_block *blk = blk_of(&r);
+		if (blk->pull_period + 1 == tier_mon.period && blk->pull_pages && blk->pull_pages < TIER_PAGES_PER_BLOCK)
+			timed_visit(r.m, r.b, pull, false);
+	}
+	uint64_t t0 = tier_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	run_flush();
+	tier_mon.sched_ns += tier_clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
+	tier_mon.in_due = false;
+}
+
+/* The cursor's mapping, valid under rcu_read_lock: the saved one unless it
+ * was freed since (then the first at or after its sequence number). */
+static struct tier_mapping *cursor(void)
+{
+	if (tier_mon.cm)
+		return tier_mon.cm;
+	struct tier_mapping *m = tier_registry_from_seq(tier_mon.cseq);
+	if (m && m->seq != tier_mon.cseq)
+		tier_mon.cb = 0;
+	return m;
+}
+
+/* The sweep, from the cursor on, until `until` ns are spent (one block at
+ * least, and at most EMPTY_STEPS empty ones: jemalloc reserves address
+ * space ahead of use). */
+#define EMPTY_STEPS 8192
+void tier_mon_sweep(uint64_t until, bool pull)
+{
+	struct tier_mapping *m = cursor();
+	uint64_t steps = EMPTY_STEPS;
+	bool any = false;
+	while (until && (!any || tier_mon_spent() < until) && steps--) {
+		if (!m) { /* end of a pass */
+			uint32_t len = tier_mon.period - tier_mon.pass_start;
+			if (tier_mon.pass_blocks) {
+				atomic_store(&tier_monitor_stats.last_pass_periods, len ? len : 1);
+				atomic_store(&tier_monitor_stats.pass_blocks, tier_mon.pass_blocks);
+				atomic_fetch_add(&tier_monitor_stats.passes, 1);
+			}
+			tier_mon.pass_start = tier_mon.period;
+			tier_mon.pass_blocks = 0;
+			m = tier_registry_from_seq(0);
+			tier_mon.cb = 0;
+			if (!m)
+				break;
+			if (any)
+				break; /* one pass per period at most */
+		}
+		if (tier_mon.cb >= m->nblocks || m->meta) {
+			m = tier_registry_next(m);
+			tier_mon.cb = 0;
+			continue;
+		}
+		uint32_t b = tier_mon.cb++;
+		if (!(atomic_load_explicit(&m->blocks[b].state, memory_order_relaxed) & TIER_BS_PAGES) &&
+		    !m->blocks[b].hist_tier && !m->blocks[b].flags)
+			continue; /* empty and unknown: nothing to do */
+		timed_visit(m, b, pull, true);
+		any = true;
+		tier_mon.pass_blocks++;
+		atomic_fetch_add_explicit(&tier_monitor_stats.sweep_blocks, 1, memory_order_relaxed);
+	}
+	uint64_t t0 = tier_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	run_flush();
+	tier_mon.sched_ns += tier_clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
+	tier_mon.cm = m;
+	tier_mon.cseq = m ? m->seq : 0;
+}
+
+
+void tier_mon_runs_forget(struct tier_mapping *m)
+{
+	if (!m || run.m == m)
+		run.n = 0;
+}
+
