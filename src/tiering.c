@@ -223,19 +223,28 @@ static float hit_share(const struct tier_hist *const *h, int nt)
 	return all > 0 ? (float)(fast / all) : 1.0f;
 }
 
-/* The change detector: moves the policy wants (hot memory found on the
- * slow tier, or fast memory gone cold under pressure), blocks being probed
+/* The change detector: moves the policy wants while heat is seen on the
+ * slow tier (hit share under GAIN_HIT), blocks being probed
  * page by page or waiting for it, or the fast tier's
  * share of the heat falling well under its recent level (the hot set
  * moved before any slow block was seen hot enough to move). */
 #define HIT_AVG_WEIGHT 0.05f
 #define HIT_DROP 0.9f
+#define HIT_DROP_MIN 0.05f
+#define GAIN_HIT 0.97f
+#define HIT_DROP_ROUNDS 3
 static bool detect(const struct tier_policy_out *out, float hit)
 {
 	static float avg = -1;
-	bool fell = avg >= 0 && hit < HIT_DROP * avg;
+	static unsigned low; /* rounds in a row under the recent level */
+	/* a drop that lasts (a round's estimate is noisy) and is not tiny */
+	low = avg >= 0 && hit < HIT_DROP * avg && avg - hit > HIT_DROP_MIN ? low + 1 : 0;
+	bool fell = low >= HIT_DROP_ROUNDS;
 	avg = avg < 0 ? hit : avg + HIT_AVG_WEIGHT * (hit - avg);
-	return out->promote_bytes || out->demote_bytes || fell || tier_monitor_probe_pending();
+	/* a move or two while the fast tier holds all the heat it sees is
+	 * noise being tidied, not a gain worth a burst */
+	bool moves = (out->promote_bytes || out->demote_bytes) && hit < GAIN_HIT;
+	return moves || fell || tier_monitor_probe_pending();
 }
 
 size_t tier_balance(uint32_t period)
