@@ -112,7 +112,7 @@ static void try_move(struct tier_mapping *m, uint32_t b, int to, struct outcome 
 	/* whoever caches where its pages are (the cxl source's frames) reads again */
 	atomic_fetch_add_explicit(&m->blocks[b].moves, 1, memory_order_relaxed);
 #ifdef TIER_MUTATE_NOMOVE /* test-only mutant (tests/README.md): the move does nothing */
-	long r = node >= 0 ? 0 : -1;
+	long r = node >= 0 ? ((void)nodes, 0) : -1;
 #else
 	long r = node >= 0 ? move_pages(0, n, pages, nodes, status, MPOL_MF_MOVE) : -1;
 #endif
