@@ -201,7 +201,7 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 		[ "$("$TM" ctl $pid tier.fast_limit)" = tier.fast_limit=67108864 ]
 	ok $? "another user (nobody) is refused: $(cat "$tmp/o"); cannot read the file either"
 else
-	skip "another user: needs root and setpriv"
+	need_skip "another user: needs root and setpriv"
 fi
 
 # --- exit and stale channels -------------------------------------------------

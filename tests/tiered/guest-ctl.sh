@@ -86,7 +86,7 @@ if command -v setpriv >/dev/null; then
 		[ "$("$TM" ctl $cpid tier.fast_limit)" = tier.fast_limit=50331648 ]
 	ok $? "nobody is refused ($(cat "$ctmp/o")) and sees nothing in top"
 else
-	skip "no setpriv in the guest"
+	need_skip "no setpriv in the guest"
 fi
 
 touch "$ctmp/stop"

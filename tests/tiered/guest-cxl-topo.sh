@@ -39,17 +39,12 @@ r=$?
 while IFS= read -r line; do
 	case $line in
 	"ok "*) ok 0 "cxl dpa: ${line#ok }" ;;
-	"fail: no two blocks on a slow node"*) diag "cxl dpa: $line" ;;
-	"fail "*) ok 1 "cxl dpa: ${line#fail }" ;;
+	"fail"*) ok 1 "cxl dpa: ${line#fail}" ;;
 	*) diag "cxl dpa: $line" ;;
 	esac
 done <"$ctmp/out"
-# a placement precondition, not the translation under test: seen once in
-# CI (2026-12-04) with all its blocks off the CXL node
-if grep -q '^fail: no two blocks on a slow node' "$ctmp/out"; then
-	skip "cxl dpa: the buffers did not land on the CXL node this run (placement), nothing to replay"
-else
-	ok $r "cxl dpa: the replay program exits 0 (exit $r)"
-fi
+# placing the buffers past fast_limit on the CXL node is our own job:
+# cxlhot checks it as a line of its own, never a skip
+ok $r "cxl dpa: the replay program exits 0 (exit $r)"
 rm -rf "$ctmp"
 done_testing

@@ -137,8 +137,8 @@ elif command -v setpriv >/dev/null; then
 	ok 1 "another user cannot read the ledger: the member (pid $bpid) named none after 5 s"
 	ok 1 "another user keeps to its own ledger: not tried, no ledger"
 else
-	skip "needs setpriv"
-	skip "needs setpriv"
+	need_skip "another user cannot read the ledger: needs setpriv"
+	need_skip "another user keeps to its own ledger: needs setpriv"
 fi
 exec 8>&-
 wait 2>/dev/null
