@@ -27,14 +27,16 @@ case $out in *"arithmetic modulo translated") r=0 ;; *) r=1 ;; esac
 ok $r "CEDT: the root decoder's window is found and modulo: $out"
 
 # hot lists by device address (dpa), translated through the region: the
-# named buffer leaves the CXL node.  Small: 12 MiB, 10 of them on CXL.
+# named buffer leaves the CXL node.  Small: 12 MiB, 10 of them on CXL
+# (fast_limit 4M: the first block and the small allocations fast, so that
+# promoting A swaps out a cold block of data).
 r0=/sys/bus/cxl/devices/region0
 dec=$(cat $r0/target0)
 mem=$(basename "$(readlink -f "$(dirname "$(readlink -f /sys/bus/cxl/devices/$dec)")/uport")")
 spec=$mem:$(cat $r0/resource):$(cat /sys/bus/cxl/devices/$dec/dpa_resource)
 diag "dpa replay: $spec (ways $(cat $r0/interleave_ways))"
 ctmp=$(mktemp -d)
-TIERMALLOC_CONF=fast_limit:2M,heat_sources:cxl,bg_cpu:0.2 $B/cxlhot -n 6 -t 90 -d "$spec" >"$ctmp/out" 2>&1
+TIERMALLOC_CONF=fast_limit:4M,heat_sources:cxl,bg_cpu:0.2 $B/cxlhot -n 6 -t 90 -d "$spec" >"$ctmp/out" 2>&1
 r=$?
 while IFS= read -r line; do
 	case $line in

@@ -4,7 +4,8 @@
  *                   up again; the pinned pages must stay where they were
  *   pinfork fork N  a thread keeps migrating while the main thread forks N
  *                   children; each must allocate, see its own running
- *                   background thread, and exit 0 */
+ *                   background thread, and exit 0; and the thread must
+ *                   have moved memory while the children were forked */
 #include <errno.h>
 #include <numaif.h>
 #include <pthread.h>
@@ -76,12 +77,17 @@ static int pin_test(void)
 	return bad;
 }
 
-static _Atomic bool stop;
+static _Atomic bool stop, forking;
+static _Atomic size_t moved_forking; /* bytes moved while children were forked */
 static void *migrator(void *arg)
 {
 	(void)arg;
-	for (int i = 0; !atomic_load(&stop); i++)
-		move(i & 1 ? "tier.promote" : "tier.demote", 16 * MB);
+	for (int i = 0; !atomic_load(&stop); i++) {
+		bool during = atomic_load(&forking);
+		size_t m = move(i & 1 ? "tier.promote" : "tier.demote", 16 * MB);
+		if (during && atomic_load(&forking))
+			atomic_fetch_add(&moved_forking, m);
+	}
 	return NULL;
 }
 
@@ -110,6 +116,7 @@ static int fork_test(int n)
 	pthread_t th;
 	pthread_create(&th, NULL, migrator, NULL);
 	int okc = 0;
+	atomic_store(&forking, true);
 	for (int i = 0; i < n; i++) {
 		pid_t pid = fork();
 		if (pid == 0) {
@@ -139,10 +146,13 @@ static int fork_test(int n)
 			printf("child %d: %s %d\n", i, WIFEXITED(st) ? "exit" : "signal",
 			       WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
 	}
+	atomic_store(&forking, false);
 	atomic_store(&stop, true);
 	pthread_join(th, NULL);
-	printf("fork: %d/%d children ok (parent background thread %ld)\n", okc, n, parent_tid);
-	return okc == n && parent_tid > 0 ? 0 : 1;
+	size_t mv = atomic_load(&moved_forking);
+	printf("fork: %d/%d children ok (parent background thread %ld), %zu KiB moved meanwhile\n", okc, n,
+	       parent_tid, mv >> 10);
+	return okc == n && parent_tid > 0 && mv > 0 ? 0 : 1;
 }
 
 int main(int argc, char **argv)
