@@ -21,5 +21,16 @@ sub_tap() {
 	n=$(printf '%s\n' "$1" | grep -c '^ok ')
 	bad=$(printf '%s\n' "$1" | grep -c '^not ok')
 }
-done_testing() { echo "1..$tap_n"; [ "$tap_failed" -eq 0 ]; }
+# retried WHAT FIRST-RESULT: a check whose first attempt failed is tried
+# again: the first attempt is said on a line of its own and counted
+tap_retries=0
+retried() {
+	tap_retries=$((tap_retries + 1))
+	echo "# retry $tap_retries: $1: the first attempt failed: $2"
+}
+done_testing() {
+	[ "$tap_retries" -eq 0 ] || echo "# $tap_retries check(s) passed or failed on a second attempt (see the retry lines)"
+	echo "1..$tap_n"
+	[ "$tap_failed" -eq 0 ]
+}
 : "${TIERMALLOC_LIB:?TIERMALLOC_LIB must point at libtiermalloc.so}"
