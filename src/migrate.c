@@ -264,8 +264,10 @@ void tier_migrate_retry(struct tier_mapping *m, uint32_t b)
 	uint32_t left = blk->stragglers > 1 ? blk->stragglers - 1 : 1;
 	uint64_t t0 = tier_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	/* every other try through mbind, which migrates huge pages whole */
+#ifndef TIER_MUTATE_NOMOVE /* the mutant moves nothing this way either */
 	if (left & 1)
 		tier_bind(tier_block_addr(m, b), TIER_BLOCK, t, true);
+#endif
 	if (move_block_pages(m, b, t) && blk->stragglers)
 		blk->stragglers = left;
 	atomic_fetch_add(&tier_migrate_stats.retries, 1);
