@@ -13,6 +13,7 @@
 set -u
 top=$1 build=$2 LIB=$3
 tmp=$(mktemp -d)
+failed=
 part() { # NAME COMMAND...: stdout to NAME.csv, stderr to NAME.log
 	name=$1
 	shift
@@ -22,7 +23,9 @@ part() { # NAME COMMAND...: stdout to NAME.csv, stderr to NAME.log
 	esac
 	t0=$(date +%s)
 	"$@" >"$tmp/$name.csv" 2>"$tmp/$name.log"
-	echo "# part $name: exit $?, $(($(date +%s) - t0)) s" | tee -a "$tmp/$name.log" >&2
+	prc=$?
+	[ $prc -eq 0 ] || failed="$failed $name"
+	echo "# part $name: exit $prc, $(($(date +%s) - t0)) s" | tee -a "$tmp/$name.log" >&2
 	# each part as soon as it is done: a run cut short keeps what it did
 	for f in "$tmp/$name.csv" "$tmp/$name.log"; do
 		echo "==> $(basename "$f") <=="
@@ -45,3 +48,5 @@ kv kv
 kv kv-ro -r
 part servers sh "$top/bench/servers/guest.sh" "$build/bench/gups/gups" "$build/bench/memc/memc" "$LIB"
 rm -rf "$tmp"
+# a part that failed fails the run (bench/run reports it), not only its log
+[ -z "$failed" ] || { echo "bench/guest.sh: failed parts:$failed" >&2; exit 1; }

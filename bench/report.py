@@ -7,7 +7,7 @@
                               contender, PNGs)?  Exit 1 if not.
 Every figure is a ratio measured side by side in one run: to the oracle
 (tiering), to jemalloc (allocators)."""
-import csv, math, os, statistics, sys
+import csv, math, os, re, statistics, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from hitplot import default_bg_pct, gnuplot, hit_plot  # noqa: E402
@@ -356,13 +356,23 @@ def check(out):
              f"{part}.csv: {len(rows)} rows, every number parses")
         names = {r[0] for r in rows}
         summ, mig = log_info(os.path.join(out, part + ".log"))
+        part_exited(t, out, part)
         miss = [n for n in want if n not in names or n not in summ or fnum(summ[n].get("steady_hit")) is None]
         t.ok(not miss, f"{part}: rows and a summary for every contender" + (f" (missing {', '.join(miss)})" if miss else ""))
         hits = [fnum(r[3]) for r in rows if len(r) == 6]
         t.ok(hits and all(h is not None and 0 <= h <= 1 for h in hits), f"{part}: hit ratios within [0, 1]")
         t.ok(not [n for n in want if n not in mig], f"{part}: pages migrated counted for every contender")
-        cpu = [fnum(summ.get(n, {}).get("other_cpu")) for n in want]
-        t.ok(all(c is not None and c >= 0 for c in cpu), f"{part}: other CPU measured for every contender")
+        # the heat-driven contenders must have moved something: a count of
+        # 0 is what a broken migrator or silent heat sources give
+        dyn = [n for n in want if n.startswith("tiermalloc-") and n.endswith("%")]
+        still = [n for n in dyn if mig.get(n, 0) <= 0]
+        t.ok(dyn and not still, f"{part}: {', '.join(f'{n} {mig.get(n, 0)}' for n in dyn)} pages migrated, "
+             "above 0" + (f" (none for {', '.join(still)})" if still else ""))
+        cpu = {n: fnum(summ.get(n, {}).get("other_cpu")) for n in want}
+        # bench_cpu_other gives -1 where it could not measure; 0 is a
+        # measurement (kv's damon: the hot set already fast, kdamond idle)
+        t.ok(all(c is not None and c >= 0 for c in cpu.values()),
+             f"{part}: other CPU measured (not -1) for every contender")
         t.ok(is_png(os.path.join(out, part + ".png")), f"{part}.png written")
     if vm and "servers" in parts:
         check_servers(t, out, want)
@@ -383,7 +393,18 @@ def check(out):
     return 1 if t.bad else 0
 
 
+def part_exited(t, out, part):
+    """bench/guest.sh's "# part NAME: exit N" line: the part ran to its end."""
+    try:
+        with open(os.path.join(out, part + ".log")) as f:
+            m = re.search(rf"^# part {re.escape(part)}: exit (\d+),", f.read(), re.M)
+    except OSError:
+        m = None
+    t.ok(m is not None and m.group(1) == "0", f"{part}: the part exited 0 ({m.group(1) if m else 'no exit line'})")
+
+
 def check_servers(t, out, want):
+    part_exited(t, out, "servers")
     head, rows = read_csv(os.path.join(out, "servers.csv"))
     t.ok(head == SRV_COLS, f"servers.csv: columns {','.join(SRV_COLS)}")
     t.ok(len(rows) > 0 and numbers_parse(rows, SRV_COLS, {"name", "server", "op"}),

@@ -475,6 +475,9 @@ float tier_heat_coarse_rate(int src, uintptr_t addr)
 
 void tier_heat_sample(int src, struct tier_mapping *m, uint32_t b, uint32_t units)
 {
+#ifdef TIER_MUTATE_NOHEAT /* test-only mutant (tests/README.md): sources report nothing */
+	return;
+#endif
 	struct tier_block *blk = &m->blocks[b];
 	uint32_t old = atomic_load_explicit(&blk->samples[src], memory_order_relaxed);
 	/* saturate rather than wrap */
@@ -495,6 +498,9 @@ void tier_heat_sample_pages(int src, struct tier_mapping *m, uint32_t b, uint32_
 
 void tier_heat_report(int src, uintptr_t addr, size_t len, uint32_t weight)
 {
+#ifdef TIER_MUTATE_NOHEAT
+	return;
+#endif
 	if (!len || !weight)
 		return;
 	uintptr_t end = addr + len < addr ? UINTPTR_MAX : addr + len;

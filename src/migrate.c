@@ -111,7 +111,11 @@ static void try_move(struct tier_mapping *m, uint32_t b, int to, struct outcome 
 		return;
 	/* whoever caches where its pages are (the cxl source's frames) reads again */
 	atomic_fetch_add_explicit(&m->blocks[b].moves, 1, memory_order_relaxed);
+#ifdef TIER_MUTATE_NOMOVE /* test-only mutant (tests/README.md): the move does nothing */
+	long r = node >= 0 ? ((void)nodes, 0) : -1;
+#else
 	long r = node >= 0 ? move_pages(0, n, pages, nodes, status, MPOL_MF_MOVE) : -1;
+#endif
 	if (r < 0) { /* the call itself failed: nothing is known page by page */
 		o->failed = (uint32_t)n;
 		return;
@@ -309,8 +313,10 @@ void tier_migrate_retry(struct tier_mapping *m, uint32_t b)
 	uint32_t left = blk->stragglers > 1 ? blk->stragglers - 1 : 1;
 	uint64_t t0 = tier_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	/* every other try through mbind, which migrates huge pages whole */
+#ifndef TIER_MUTATE_NOMOVE /* the mutant moves nothing this way either */
 	if (left & 1)
 		tier_bind(tier_block_addr(m, b), TIER_BLOCK, t, true);
+#endif
 	if (move_block_pages(m, b, t) && blk->stragglers)
 		blk->stragglers = left;
 	atomic_fetch_add(&tier_migrate_stats.retries, 1);

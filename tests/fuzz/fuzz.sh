@@ -15,7 +15,7 @@ F=$top_srcdir/tests/fuzz
 out=$top_builddir/.fuzz
 if ! command -v "$CLANG" >/dev/null || ! echo 'int LLVMFuzzerTestOneInput(const char *d, long n){(void)d;(void)n;return 0;}' |
 	"$CLANG" -x c -fsanitize=fuzzer -o /dev/null - 2>/dev/null; then
-	skip "clang with libFuzzer not installed (apt-get install clang)"
+	need_skip "clang with libFuzzer not installed (apt-get install clang)"
 	done_testing
 	exit $?
 fi

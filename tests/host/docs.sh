@@ -31,12 +31,14 @@ for page in tiermalloc.1 tiermalloc.3 tier_mallctl.3; do
 		[ -z "$out" ]
 		ok $? "groff -man -ww: $page renders without warnings${out:+: $out}"
 	else
-		skip "no groff"
+		need_skip "no groff (apt-get install groff-base)"
 	fi
 	if command -v man >/dev/null && man --help 2>&1 | grep -q -- --warnings; then
 		out=$(MANWIDTH=80 man -l --warnings "$S/man/$page" 2>&1 >/dev/null)
 		[ -z "$out" ]
 		ok $? "man -l --warnings: $page${out:+: $out}"
+	else
+		need_skip "man -l --warnings: $page: no man-db (apt-get install man-db)"
 	fi
 done
 done_testing

@@ -1,7 +1,8 @@
 #!/bin/sh
-# The scale bench in its quick mode (64 and 256 MiB, short phases): it runs
-# and its output is well formed.  Timings are the bench's business, not a
-# test's: only the shape and the sanity of the numbers are checked.
+# The scale bench in its quick mode (64 and 256 MiB, short phases), at the
+# default bg_cpu (1%) in advisor mode: it runs, its output is well formed,
+# and the background work stays near its budget.  Other timings are the
+# bench's business, printed only.
 . "${top_srcdir:-.}/tests/lib.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -18,8 +19,22 @@ awk -F, 'NR > 1 && ($9 < 0 || $9 > 1 || $8 <= 0 || $13 < 0 || $14 <= 0) { bad++ 
 ok $? "shares of a core within 0..1, access rates and jemalloc metadata positive"
 awk -F, 'NR > 1 && $5 == "tiermalloc" && $4 != "unpaced" && $13 == 0 { bad++ } END { exit bad > 0 }' "$tmp/scale.csv"
 ok $? "tiermalloc's runs report their metadata"
+# the budget is a share of one core, measured over the paced windows:
+# 3x its 1% leaves room for a loaded machine, not for a thread that ignores it
+bg=$(awk -F, 'NR > 1 && $5 == "tiermalloc" && $4 != "unpaced" {printf "%s%.2f%%", s, 100 * $9; s = " "}' "$tmp/scale.csv")
+awk -F, 'NR > 1 && $5 == "tiermalloc" && $4 != "unpaced" { n++; if ($9 > 0.03) bad++ } END { exit !(n == 8 && bad == 0) }' "$tmp/scale.csv"
+ok $? "the default budget (bg_cpu 1%) holds: background share of every paced run at most 3% ($bg)"
+# detection at the default is printed, not asserted here: the 64 MiB
+# written hot set was found in 1 of 2 first phases (2026-12-05), which is
+# the engine's default to fix (issue 19), not this test's budget to raise
+det=$(awk -F, 'NR > 1 && $5 == "tiermalloc" && $4 != "unpaced" {printf "%s%s", s, $7; s = " "}' "$tmp/scale.csv")
+diag "detection s of the paced runs (-1: never): $det"
 grep -q '^footprint *| touched' "$tmp/table" && [ "$(grep -c ' MiB *|' "$tmp/table")" -eq 2 ]
 ok $? "the table has a row per footprint"
-[ -s "$tmp/scale.png" ] || grep -q 'gnuplot failed' "$tmp/table"
-ok $? "the plot was written (or gnuplot's failure said so)"
+if command -v gnuplot >/dev/null; then
+	[ -s "$tmp/scale.png" ] && ! grep -q 'gnuplot failed' "$tmp/table"
+	ok $? "the plot was written"
+else
+	need_skip "the plot: no gnuplot (apt-get install gnuplot-nox)"
+fi
 done_testing

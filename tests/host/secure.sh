@@ -5,7 +5,7 @@
 # "nobody" twice: a plain copy and a setuid-root copy.
 . "${top_srcdir:-.}/tests/lib.sh"
 if [ "$(id -u)" -ne 0 ] || ! command -v setpriv >/dev/null; then
-	skip "needs root and setpriv to run a setuid program as another user"
+	need_skip "needs root and setpriv to run a setuid program as another user"
 	done_testing
 	exit $?
 fi

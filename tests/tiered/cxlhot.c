@@ -2,7 +2,8 @@
  *   cxlhot [-t SECONDS] [-f PATH]
  *     -f PATH  write the batches to PATH (the file or FIFO named by
  *              cxl_reports) instead of tier.cxl.report
- *     -n N     allocate N blocks (default 48; the cxl VM's memory is slow)
+ *     -n N     allocate at least N blocks (default 48; the cxl VM's memory
+ *              is slow), more (up to 64) until two of them lie on a slow node
  *     -d MEMDEV:HPA_BASE:DPA_BASE
  *              name the pages by device address instead (one-way region:
  *              dpa = hpa - HPA_BASE + DPA_BASE, both hex)
@@ -50,11 +51,20 @@ static double on_fast(char *p, size_t len)
 	return k ? (double)n / k : 0;
 }
 
+static int fails;
+
+/* A counter; a failed read is a failure of the run (and reads as 0, which
+ * no ">= 1" check takes for a count). */
 static uint64_t stat_of(const char *name)
 {
 	uint64_t v = 0;
 	size_t len = sizeof(v);
-	return tier_mallctl(name, &v, &len, NULL, 0) ? UINT64_MAX : v;
+	if (tier_mallctl(name, &v, &len, NULL, 0) || len != sizeof(v)) {
+		printf("fail reading %s\n", name);
+		fails++;
+		return 0;
+	}
+	return v;
 }
 
 static int out_fd = -1;
@@ -76,7 +86,6 @@ static double now(void)
 	return (double)t.tv_sec + t.tv_nsec / 1e9;
 }
 
-static int fails;
 static void check(int cond, const char *what)
 {
 	printf("%s %s\n", cond ? "ok" : "fail", what);
@@ -132,7 +141,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 200 && stat_of("stats.bg.periods") == 0; i++)
 		usleep(50 * 1000);
 	if (path && (out_fd = open(path, O_WRONLY | O_APPEND)) < 0) {
-		printf("fail: cannot open %s\n", path);
+		printf("fail cannot open %s\n", path);
 		return 3;
 	}
 	const char *src = NULL;
@@ -140,31 +149,39 @@ int main(int argc, char **argv)
 	tier_mallctl("tier.heat.sources", &src, &sl, NULL, 0);
 	printf("sources: %s\n", src ? src : "?");
 
+	/* each buffer one whole block of its own (a buffer that straddled two
+	 * blocks would share them with its neighbours); past fast_limit they
+	 * are placed on the slow node: that placement is checked, not assumed */
 	char *all[NBLK_MAX];
-	for (int i = 0; i < nblk; i++) {
-		all[i] = malloc(BLOCK);
-		memset(all[i], 1, BLOCK);
-		/* the whole blocks inside it */
-		all[i] = (char *)(((uintptr_t)all[i] + BLOCK - 1) & ~(uintptr_t)(BLOCK - 1));
-	}
 	char *a = NULL, *b = NULL;
-	for (int i = nblk - 2; i >= 0 && !b; i -= 2)
-		if (on_fast(all[i], BLOCK / 2) == 0 && node_of(all[i]) > 0) {
+	int nb = 0;
+	for (; nb < NBLK_MAX && (nb < nblk || !b); nb++) {
+		all[nb] = aligned_alloc(BLOCK, BLOCK);
+		if (!all[nb])
+			break;
+		memset(all[nb], 1, BLOCK);
+		if (nb >= 2 && on_fast(all[nb], BLOCK) == 0 && node_of(all[nb]) > 0 && !b) {
 			if (!a)
-				a = all[i];
+				a = all[nb];
 			else
-				b = all[i];
+				b = all[nb];
 		}
-	if (!a || !b) {
-		printf("fail: no two blocks on a slow node\n");
-		return 3;
 	}
+	nblk = nb;
+	printf("# %d blocks of 2 MiB on node 0: ", nblk);
+	for (int i = 0; i < nblk; i++)
+		printf("%.0f%%%s", on_fast(all[i], BLOCK) * 100, i + 1 < nblk ? " " : "\n");
+	printf("# committed on tier 0: %llu bytes, on tier 1: %llu bytes\n",
+	       (unsigned long long)stat_of("tier.0.committed"), (unsigned long long)stat_of("tier.1.committed"));
+	check(a && b, "blocks past fast_limit are placed on the slow node (two found)");
+	if (!a || !b)
+		return 3;
 	size_t len = BLOCK / 2; /* the first half of each: whole pages of one block */
 	int fd = open("/proc/self/pagemap", O_RDONLY);
 	uint64_t pm[BLOCK / 2 / PG];
 	if (fd < 0 || pread(fd, pm, sizeof(pm), (off_t)((uintptr_t)a / PG * 8)) != (ssize_t)sizeof(pm) ||
 	    !(pm[0] & ((1ull << 55) - 1))) {
-		printf("fail: no page frames in /proc/self/pagemap (root?)\n");
+		printf("fail no page frames in /proc/self/pagemap (root?)\n");
 		return 3;
 	}
 
@@ -235,7 +252,7 @@ int main(int argc, char **argv)
 		if (on_fast(all[i], len) == 1)
 			hot[nhot++] = all[i];
 	if (cold && nhot < 4) {
-		printf("fail: no hot set on node 0 (%d blocks)\n", nhot);
+		printf("fail no hot set on node 0 (%d blocks)\n", nhot);
 		return 3;
 	}
 	while (now() - t0 < timeout && (cold || (fa = on_fast(a, len)) < 0.9)) {

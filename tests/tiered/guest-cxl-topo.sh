@@ -27,29 +27,26 @@ case $out in *"arithmetic modulo translated") r=0 ;; *) r=1 ;; esac
 ok $r "CEDT: the root decoder's window is found and modulo: $out"
 
 # hot lists by device address (dpa), translated through the region: the
-# named buffer leaves the CXL node.  Small: 12 MiB, 10 of them on CXL.
+# named buffer leaves the CXL node.  Small: 12 MiB, 10 of them on CXL
+# (fast_limit 4M: the first block and the small allocations fast, so that
+# promoting A swaps out a cold block of data).
 r0=/sys/bus/cxl/devices/region0
 dec=$(cat $r0/target0)
 mem=$(basename "$(readlink -f "$(dirname "$(readlink -f /sys/bus/cxl/devices/$dec)")/uport")")
 spec=$mem:$(cat $r0/resource):$(cat /sys/bus/cxl/devices/$dec/dpa_resource)
 diag "dpa replay: $spec (ways $(cat $r0/interleave_ways))"
 ctmp=$(mktemp -d)
-TIERMALLOC_CONF=fast_limit:2M,heat_sources:cxl,bg_cpu:0.2 $B/cxlhot -n 6 -t 90 -d "$spec" >"$ctmp/out" 2>&1
+TIERMALLOC_CONF=fast_limit:4M,heat_sources:cxl,bg_cpu:0.2 $B/cxlhot -n 6 -t 90 -d "$spec" >"$ctmp/out" 2>&1
 r=$?
 while IFS= read -r line; do
 	case $line in
 	"ok "*) ok 0 "cxl dpa: ${line#ok }" ;;
-	"fail: no two blocks on a slow node"*) diag "cxl dpa: $line" ;;
-	"fail "*) ok 1 "cxl dpa: ${line#fail }" ;;
+	"fail"*) ok 1 "cxl dpa: ${line#fail}" ;;
 	*) diag "cxl dpa: $line" ;;
 	esac
 done <"$ctmp/out"
-# a placement precondition, not the translation under test: seen once in
-# CI (2026-12-04) with all its blocks off the CXL node
-if grep -q '^fail: no two blocks on a slow node' "$ctmp/out"; then
-	skip "cxl dpa: the buffers did not land on the CXL node this run (placement), nothing to replay"
-else
-	ok $r "cxl dpa: the replay program exits 0 (exit $r)"
-fi
+# placing the buffers past fast_limit on the CXL node is our own job:
+# cxlhot checks it as a line of its own, never a skip
+ok $r "cxl dpa: the replay program exits 0 (exit $r)"
 rm -rf "$ctmp"
 done_testing

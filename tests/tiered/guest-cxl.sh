@@ -40,7 +40,7 @@ replay() {
 	while IFS= read -r line; do
 		case $line in
 		"ok "*) ok 0 "$label: ${line#ok }" ;;
-		"fail "*) ok 1 "$label: ${line#fail }" ;;
+		"fail"*) ok 1 "$label: ${line#fail}" ;;
 		*) diag "$label: $line" ;;
 		esac
 	done <"$ctmp/out"
