@@ -97,6 +97,8 @@ static void watch(struct tier_mapping *m, uint32_t b)
 #define PROBES_MAX 32
 /* A probe that still saw too little after PROBE_LONG windows lets go. */
 #define PROBE_LONG 24
+/* Probes take at most this share of the monitor's allowance. */
+#define PROBE_SHARE 0.3
 #define PROBE_RETRY 3000   /* periods before a block found even is probed again */
 #define PROBE_PAUSE 300    /* periods of no probing after mostly even outcomes */
 #define PROBE_PAUSE_MAX 6000
@@ -496,10 +498,13 @@ uint64_t tier_monitor_period(uint32_t period, double decay, uint64_t allowance_n
 		/* armed last period under its allowance: measured now whatever
 		 * this one's, or the window would stretch */
 		tier_mon_visit_due(tier_heat_pull_running());
-		tier_mon_visit_probes(tier_heat_pull_running());
 	}
 	if (!tier_mon.idle && allowance_ns) {
 		bool pull = tier_heat_pull_running();
+		/* probes first, within a share of the allowance: a probe's block
+		 * is armed whole, and every write to it costs the program a
+		 * fault while it is probed */
+		tier_mon_visit_probes((uint64_t)((double)allowance_ns * PROBE_SHARE), pull);
 		tier_mon_visit_watch((uint64_t)((double)allowance_ns * WATCH_SHARE), pull);
 		tier_mon_sweep(allowance_ns, pull);
 	}

@@ -87,7 +87,7 @@ void tier_mon_ph_decide(struct tier_mapping *m, uint32_t b, struct tier_ph *e);
 /* monitor_visit.c */
 uint64_t tier_mon_spent(void);
 void tier_mon_visit_due(bool pull);
-void tier_mon_visit_probes(bool pull);
+void tier_mon_visit_probes(uint64_t until, bool pull);
 void tier_mon_visit_watch(uint64_t until, bool pull);
 void tier_mon_sweep(uint64_t until, bool pull);
 /* Drop the pending run of whole blocks (of m, or any when m is NULL). */
