@@ -260,12 +260,14 @@ static void *bg_main(void *arg)
 			    bud.other_ns > bud.target * bud.wall_ns) {
 				if (++floor_hits >= SHED_AFTER &&
 				    tier_heat_shed(bud.target) >= 0)
-					shed_at = bud.target;
+					shed_at = tier_settings.bg_cpu;
 			} else {
 				floor_hits = 0;
 			}
 		}
-		if (shed_at > 0 && bud.target > shed_at) {
+		/* bg_cpu raised, not a burst: resuming at each burst and pausing
+		 * after it reconfigured the shared kdamond every few seconds */
+		if (shed_at > 0 && tier_settings.bg_cpu > shed_at) {
 			tier_heat_unshed();
 			shed_at = 0;
 			floor_hits = 0;
