@@ -102,7 +102,7 @@ struct snap {
 		uint64_t allowance_ns, spent_ns;
 		uint64_t pass_periods, pass_blocks, passes, sweep_blocks, idle_periods;
 		bool idle;
-		float floor[TIER_SRC_COUNT];
+		double floor[TIER_SRC_COUNT]; /* double: the emitter reads TIER_EV_DOUBLE */
 		float cut, regret;
 		uint64_t regrets;
 	} mon;
