@@ -76,6 +76,13 @@ int tier_ledger_open(int dirfd, const char *dir, const char *ident, bool create,
 		return refuse(why, wlen, "%s", strerror(e));
 	}
 	const char *bad = NULL;
+	/* a member that made it a moment ago may not have sized it yet
+	 * (O_EXCL create, then fchmod and ftruncate): give it that moment,
+	 * or two members starting together would refuse each other */
+	for (int i = 0; !made && i < 50 && fstat(fd, &st) == 0 && st.st_size == 0; i++) {
+		struct timespec ts = {0, 2000000};
+		nanosleep(&ts, NULL);
+	}
 	if (fstat(fd, &st) < 0)
 		bad = strerror(errno);
 	else if (!S_ISREG(st.st_mode))
