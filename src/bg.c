@@ -5,7 +5,6 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
@@ -273,12 +272,6 @@ static void *bg_main(void *arg)
 			floor_hits = 0;
 		}
 
-		if (getenv("TIER_TRACE"))
-			tier_log("p%u t=%.2f burst %d tgt %.3f alw %.0fus sched %.0fus other %.0fus debt %.0fus mig %.0fus sweep %llu watch %llu",
-				 period, (double)(start - burst.last_ns + 0) / 1e9, burst.active, bud.target,
-				 bud.allowance_ns / 1e3, (double)sched / 1e3, (double)(total - sched) / 1e3, bud.debt_ns / 1e3,
-				 (double)mig / 1e3, (unsigned long long)atomic_load(&tier_monitor_stats.sweep_blocks),
-				 (unsigned long long)atomic_load(&tier_monitor_stats.watch_visits));
 		atomic_fetch_add(&tier_bg_stats.cpu_ns, self + d[TIER_COST_THREAD]);
 		atomic_fetch_add(&tier_bg_stats.kernel_ns, d[TIER_COST_KERNEL]);
 		atomic_fetch_add(&tier_bg_stats.fault_ns, d[TIER_COST_FAULTS]);

@@ -198,12 +198,6 @@ float tier_ph_seen_share(const struct tier_ph *e)
 	return e->windows ? mean_count(e) / (float)e->windows : 0;
 }
 
-float tier_ph_page_heat(const struct tier_ph *e, uint32_t p, float block_heat)
-{
-	float mean = mean_count(e);
-	return mean > 0 ? block_heat * (float)e->cnt[p] / mean : block_heat;
-}
-
 uint32_t tier_ph_select(const struct tier_ph *e, float block_heat, int home, bool fast, float thr,
 			uint16_t *idx, float *heat)
 {

@@ -90,9 +90,6 @@ uint32_t tier_ph_window(struct tier_ph *e, uint32_t period);
 float tier_ph_dispersion(const struct tier_ph *e);
 /* The mean share of its committed pages that a window saw. */
 float tier_ph_seen_share(const struct tier_ph *e);
-/* The heat of page p, given the block's heat: the block's heat shared
- * out by the per-page counts. */
-float tier_ph_page_heat(const struct tier_ph *e, uint32_t p, float block_heat);
 /* Whether page p is on the block's tier (its home) or away. */
 static inline bool tier_ph_away(const struct tier_ph *e, uint32_t p)
 {
