@@ -118,3 +118,9 @@ float tier_rate_hist_quantile(const struct tier_rate_hist *h, double q)
 	}
 	return tier_hist_lower(TIER_HIST_BUCKETS - 1);
 }
+
+float tier_heat_noise_step(float var, float prev, float dh, float weight)
+{
+	float v = dh * prev < 0 ? TIER_NOISE_REVERSAL * fminf(dh * dh, prev * prev) : 0.0f;
+	return var + weight * (v - var);
+}

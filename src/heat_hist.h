@@ -54,4 +54,16 @@ void tier_rate_hist_decay(struct tier_rate_hist *h, double factor);
  * 0 when that bucket is the zero bucket or the histogram is empty). */
 float tier_rate_hist_quantile(const struct tier_rate_hist *h, double q);
 
+/* A block's heat noise: the moving variance of its fold-to-fold change
+ * (half of it is the variance of each estimate, what a move must stand
+ * out from: policy.h).  Noise is told from change by reversals: a change
+ * counts only where it turns back the one before (prev), and then as the
+ * smaller of the two, scaled so that independent noise gives E[change^2]
+ * (TIER_NOISE_REVERSAL: 2.55 for Gaussian noise, simulated).  A level
+ * shift or a trend (the hot set moved) is then taken for what it is, not
+ * for noise that would make every later move of the block look
+ * insignificant.  Returns the new variance; weight is one fold's. */
+#define TIER_NOISE_REVERSAL 2.55f
+float tier_heat_noise_step(float var, float prev, float dh, float weight);
+
 #endif

@@ -95,6 +95,9 @@ static void watch(struct tier_mapping *m, uint32_t b)
  * and a probe decides only after TIER_PH_PROBE_WINDOWS visits, so few at a
  * time finish sooner than many. */
 #define PROBES_MAX 32
+/* A block is steady enough to probe when its last fold changed its heat by
+ * at most this share. */
+#define PROBE_STEADY 0.2f
 /* A probe that still saw too little after PROBE_LONG windows lets go. */
 #define PROBE_LONG 24
 /* Probes take at most this share of the monitor's allowance. */
@@ -130,7 +133,11 @@ static void watch(struct tier_mapping *m, uint32_t b);
  * probed lately), whether or not there is room for it yet. */
 static bool probe_due(const struct tier_block *blk)
 {
-	return probe.on && blk->heat >= probe.lo && blk->heat <= probe.hi && tier_mon.period >= blk->ph_retry &&
+	/* near the cut and staying there: a block whose heat is on its way
+	 * up or down (the hot set moved) is only passing through the band,
+	 * and a probe would split its huge page and hold it back for nothing */
+	return probe.on && blk->heat >= probe.lo && blk->heat <= probe.hi &&
+	       fabsf(blk->hdelta) <= PROBE_STEADY * blk->heat && tier_mon.period >= blk->ph_retry &&
 	       tier_mon.period >= probe.paused_until && tier_heat_pull_running();
 }
 
@@ -180,7 +187,7 @@ void tier_mon_ph_decide(struct tier_mapping *m, uint32_t b, struct tier_ph *e)
 	 * heat look alike (mostly zeros); past PROBE_LONG windows, let go */
 	if (e->state == TIER_PH_PROBE && e->windows >= TIER_PH_PROBE_WINDOWS &&
 	    (e->seen_total * 4 >= pages || e->windows >= PROBE_LONG)) {
-		bool skewed = tier_ph_dispersion(e) >= TIER_PH_SPLIT_AT;
+		bool skewed = tier_ph_dispersion(e) >= TIER_PH_SPLIT_AT && tier_ph_cold_half(e) < TIER_PH_COLD_SPLIT;
 		probe_outcome(skewed);
 		if (skewed) {
 			e->state = TIER_PH_SPLIT;
@@ -192,10 +199,11 @@ void tier_mon_ph_decide(struct tier_mapping *m, uint32_t b, struct tier_ph *e)
 			atomic_fetch_add(&tier_ph_stats.uniform, 1);
 		}
 	} else if (e->state == TIER_PH_SPLIT && e->windows >= TIER_PH_WINDOWS / 2 &&
-		   tier_ph_seen_share(e) < 0.5f && tier_ph_dispersion(e) < TIER_PH_JOIN_AT) {
+		   ((tier_ph_seen_share(e) < 0.5f && tier_ph_dispersion(e) < TIER_PH_JOIN_AT) ||
+		    tier_ph_cold_half(e) >= TIER_PH_COLD_JOIN)) {
 		/* even heat over windows that saw under half the pages (longer
 		 * windows see every warm page: counts saturate, and skewed heat
-		 * looks even) */
+		 * looks even), or heat spread too wide for splitting to pay */
 		e->state = TIER_PH_JOIN;
 	}
 }
@@ -334,6 +342,7 @@ static void reset(struct tier_block *blk)
 	seen_drop(blk);
 	blk->heat = 0;
 	blk->hvar = 0;
+	blk->hdelta = 0;
 	for (int i = 0; i < TIER_SRC_COUNT; i++) {
 		blk->rate[i] = 0;
 		atomic_store_explicit(&blk->samples[i], 0, memory_order_relaxed);
@@ -424,14 +433,15 @@ void tier_mon_fold(struct tier_mapping *m, uint32_t b, bool pulled, bool sweep)
 			heat += over;
 	}
 	heat = heat < 1e-6f ? 0.0f : heat;
-	/* how much the estimate moves from one fold to the next: half of
-	 * that is the variance of each (independent noise), what a move must
-	 * stand out from (policy.h) */
+	/* how much the estimate moves from one fold to the next, noise
+	 * told from change (heat_hist.h) */
 	if (!first) {
 		float dh = heat - blk->heat;
-		blk->hvar += HVAR_WEIGHT * (dh * dh - blk->hvar);
+		blk->hvar = tier_heat_noise_step(blk->hvar, blk->hdelta, dh, HVAR_WEIGHT);
+		blk->hdelta = dh;
 	} else {
 		blk->hvar = HVAR_FIRST * heat * heat; /* one look: noisy until seen again */
+		blk->hdelta = 0;
 	}
 	blk->heat = heat;
 	blk->fold_period = tier_mon.period;
@@ -583,9 +593,14 @@ void tier_monitor_candidates(struct tier_cand *fast, size_t fcap, size_t *nfast,
 			}
 			if (e && e->state == TIER_PH_JOIN)
 				continue; /* the balance round joins it first */
-			if (!e && probe_due(blk) && (st & TIER_BS_PAGES) >= TIER_PAGES_PER_BLOCK / 8)
-				continue; /* looked at page by page first: moved whole, it would
-				           * come back at once if its heat sits on a few pages */
+			if (!e && probe_due(blk) && (st & TIER_BS_PAGES) >= TIER_PAGES_PER_BLOCK / 8 &&
+			    atomic_load_explicit(&tier_ph_stats.probing, memory_order_relaxed) < PROBES_MAX) {
+				/* looked at page by page first: moved whole, it would
+				 * come back at once if its heat sits on a few pages;
+				 * with every probe taken it moves whole (the wait for
+				 * one could last seconds) */
+				continue;
+			}
 			struct tier_cand c = {.ref = m,
 					      .block = v[i].b,
 					      .bytes = (st & TIER_BS_PAGES) << TIER_PAGE_SHIFT,

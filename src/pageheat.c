@@ -165,6 +165,27 @@ float tier_ph_dispersion_of(const uint8_t *cnt, uint32_t n, uint32_t w)
 	return (float)(var / (expect > floor ? expect : floor));
 }
 
+float tier_ph_cold_half_of(const uint8_t *cnt, uint32_t n)
+{
+	uint32_t by[256] = {0};
+	uint64_t sum = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		by[cnt[i]]++;
+		sum += cnt[i];
+	}
+	if (!sum)
+		return 0.5f; /* nothing seen: no evidence of concentration */
+	/* walk up from the coldest count until half the pages are taken */
+	uint64_t cold = 0;
+	uint32_t left = n / 2;
+	for (uint32_t c = 0; c < 256 && left; c++) {
+		uint32_t k = by[c] < left ? by[c] : left;
+		cold += (uint64_t)k * c;
+		left -= k;
+	}
+	return (float)((double)cold / (double)sum);
+}
+
 /* The counts of the block's committed pages, packed; returns how many. */
 static uint32_t committed_counts(const struct tier_ph *e, uint8_t *out)
 {
@@ -182,6 +203,13 @@ float tier_ph_dispersion(const struct tier_ph *e)
 	uint8_t c[TIER_PAGES_PER_BLOCK];
 	uint32_t n = committed_counts(e, c);
 	return tier_ph_dispersion_of(c, n, e->windows);
+}
+
+float tier_ph_cold_half(const struct tier_ph *e)
+{
+	uint8_t c[TIER_PAGES_PER_BLOCK];
+	uint32_t n = committed_counts(e, c);
+	return tier_ph_cold_half_of(c, n);
 }
 
 static float mean_count(const struct tier_ph *e)

@@ -36,6 +36,14 @@
  * gives) that makes a block split, and under which a split block joins. */
 #define TIER_PH_SPLIT_AT 1.6f
 #define TIER_PH_JOIN_AT 1.25f
+/* ... and only where splitting pays: the coldest half of the pages holds
+ * under this share of the block's heat (even heat: 0.5).  Over-dispersion
+ * alone splits a block whose pages are all hot but for a few never
+ * touched (an allocation's padding: the binomial variance of saturated
+ * counts is ~0), which gains a few pages and costs a probe's upkeep.
+ * A split block whose coldest half came to hold TIER_PH_COLD_JOIN joins. */
+#define TIER_PH_COLD_SPLIT 0.3f
+#define TIER_PH_COLD_JOIN 0.4f
 
 /* JOIN: its heat evened out; the balance round brings its pages home and
  * drops it. */
@@ -88,6 +96,8 @@ uint32_t tier_ph_window(struct tier_ph *e, uint32_t period);
 /* Over-dispersion of the counts: 1 for even heat, much more when a few
  * pages take it; 0 while nothing was seen. */
 float tier_ph_dispersion(const struct tier_ph *e);
+/* tier_ph_cold_half_of over the block's committed pages. */
+float tier_ph_cold_half(const struct tier_ph *e);
 /* The mean share of its committed pages that a window saw. */
 float tier_ph_seen_share(const struct tier_ph *e);
 /* Whether page p is on the block's tier (its home) or away. */
@@ -113,5 +123,8 @@ void tier_ph_state_count(void);
 
 /* Pure: over-dispersion of counts cnt[0..n) each out of w windows. */
 float tier_ph_dispersion_of(const uint8_t *cnt, uint32_t n, uint32_t w);
+/* The share of the summed counts held by the coldest half of the n pages
+ * (0.5: even; 0.5 too when nothing was seen). */
+float tier_ph_cold_half_of(const uint8_t *cnt, uint32_t n);
 
 #endif

@@ -47,15 +47,31 @@ void tier_cand_sort(struct tier_cand *v, size_t n, bool hottest_first)
  * regions, can keep ratios under the factor while the gap stays large).
  * Either way the gap must reach swap_gap: among cold blocks, ratios are
  * noise (0.2 against 0.09) and a swap of two cold blocks costs two moves
- * and gains nothing. */
-static bool clearly_hotter(const struct tier_policy_in *in, const struct tier_cand *hot,
+ * and gains nothing.  This part only weakens as cold gets hotter: past the
+ * first fast candidate that fails it, every later one fails too. */
+static bool hotter_by_heat(const struct tier_policy_in *in, const struct tier_cand *hot,
 			   const struct tier_cand *cold)
 {
 	float gap = hot->heat - cold->heat;
-	if (gap < in->swap_gap || gap < in->z * sqrtf(hot->se * hot->se + cold->se * cold->se))
+	if (gap < in->swap_gap)
 		return false;
 	return (double)hot->heat >= in->hysteresis * (double)cold->heat || gap >= in->wide_margin;
 }
+
+/* ... and the gap stands out from both blocks' noise (z standard errors).
+ * A noisy candidate (a block of a few pages, a part) fails alone: the
+ * ones after it may still pass. */
+static bool significant(const struct tier_policy_in *in, const struct tier_cand *hot,
+			const struct tier_cand *cold)
+{
+	return hot->heat - cold->heat >= in->z * sqrtf(hot->se * hot->se + cold->se * cold->se);
+}
+
+/* Slow candidates tried in a row without finding room before the swap
+ * step gives up (each try walks the fast candidates). */
+#define SWAP_TRIES 64
+/* Fast candidates one swap may take. */
+#define SWAP_PICKS 512
 
 void tier_policy_decide(const struct tier_policy_in *in, struct tier_cand *fast, size_t nfast,
                         struct tier_cand *slow, size_t nslow, struct tier_policy_out *out)
@@ -90,30 +106,47 @@ void tier_policy_decide(const struct tier_policy_in *in, struct tier_cand *fast,
 	}
 
 	/* 3. no room: make room for each next-hottest slow block by demoting
-	 * the coldest fast blocks, as long as every one of them is colder by
-	 * the hysteresis factor */
-	for (; s < nslow; s++) {
+	 * the coldest fast blocks that it is clearly hotter than (by heat and
+	 * beyond the noise); a candidate too noisy to judge is passed over,
+	 * not allowed to stop the round */
+	size_t picks[SWAP_PICKS];
+	for (unsigned tries = 0; s < nslow && tries < SWAP_TRIES; s++) {
 		struct tier_cand *hot = &slow[s];
-		if (hot->heat < in->min_heat || hot->heat <= 0 || hot->heat < in->swap_min ||
-		    hot->bytes > pbudget)
-			break;
-		size_t g = f, freed = 0, cost = 0;
-		while (used - freed + hot->bytes > high && g < nfast && clearly_hotter(in, hot, &fast[g]) &&
-		       cost + fast[g].bytes <= dbudget) {
+		if (hot->heat < in->min_heat || hot->heat <= 0 || hot->heat < in->swap_min)
+			break; /* hottest first: the rest are colder */
+		if (hot->bytes > pbudget)
+			continue;
+		while (f < nfast && fast[f].chosen)
+			f++;
+		size_t freed = 0, np = 0;
+		for (size_t g = f; g < nfast && used - freed + hot->bytes > high && np < SWAP_PICKS; g++) {
+			if (fast[g].chosen)
+				continue;
+			if (!hotter_by_heat(in, hot, &fast[g]))
+				break;
+			if (!significant(in, hot, &fast[g]))
+				continue;
+			if (freed + fast[g].bytes > dbudget)
+				break;
+			fast[g].chosen = true;
+			picks[np++] = g;
 			freed += fast[g].bytes;
-			cost += fast[g].bytes;
-			g++;
 		}
-		if (used - freed + hot->bytes > high)
-			break; /* not enough colder memory to give way */
-		for (; f < g; f++) {
-			fast[f].chosen = true;
-			out->demote_bytes += fast[f].bytes;
+		if (used - freed + hot->bytes > high) {
+			/* not enough colder memory to give way */
+			for (size_t k = 0; k < np; k++)
+				fast[picks[k]].chosen = false;
+			tries++;
+			continue;
+		}
+		tries = 0;
+		for (size_t k = 0; k < np; k++) {
+			out->demote_bytes += fast[picks[k]].bytes;
 			out->demote_blocks++;
 			out->swaps++;
 		}
 		used = used - freed + hot->bytes;
-		dbudget -= cost;
+		dbudget -= freed;
 		pbudget -= hot->bytes;
 		hot->chosen = true;
 		out->promote_bytes += hot->bytes;

@@ -42,6 +42,7 @@ struct tier_block {
 	/* The rest belongs to the background thread (under the balance lock). */
 	float heat;                /* sum over sources of rate - floor: what the policy ranks */
 	float hvar;                /* moving variance of heat from one fold to the next: the noise */
+	float hdelta;              /* the last fold-to-fold change of heat (monitor.c) */
 	uint8_t backoff;           /* moves of it undone soon after: it settles 2^backoff longer */
 	float rate[5];             /* per source: moving average of accesses per page per period */
 	uint32_t fold_period;      /* period of the last fold into heat */

@@ -86,5 +86,54 @@ int main(void)
 	ok(tier_rate_hist_quantile(&r, 0.1) == 0.0f, "a tenth idle: floor 0");
 	tier_rate_hist_decay(&r, 0.5);
 	ok(near(r.total, 550, 1e-9), "decay scales the weights");
+
+	/* heat noise: independent noise is measured as E[change^2] ... */
+	{
+		uint32_t x = 2463534242u;
+		double sum = 0;
+		float var = 0, prev = 0, h = 0;
+		for (int i = 0; i < 200000; i++) {
+			float g = 0; /* about Gaussian, variance 1: a sum of 12 uniforms */
+			for (int k = 0; k < 12; k++) {
+				x ^= x << 13;
+				x ^= x >> 17;
+				x ^= x << 5;
+				g += (float)(x >> 8) / 16777216.0f;
+			}
+			g -= 6;
+			float dh = g - h;
+			h = g;
+			var = tier_heat_noise_step(var, prev, dh, 0.25f);
+			prev = dh;
+			sum += var;
+		}
+		double mean = sum / 200000;
+		ok(mean > 1.7 && mean < 2.3, "independent noise of variance 1: the fold-to-fold variance reads %.2f (2 expected)",
+		   mean);
+	}
+	/* ... a step (a hot set that moved) is not noise ... */
+	{
+		float var = 0.01f, prev = 0.1f, h = 3.0f;
+		float lv[] = {3.1f, 3.0f, 0.0f, 0.0f, 0.0f};
+		for (int i = 0; i < 5; i++) {
+			float dh = lv[i] - h;
+			var = tier_heat_noise_step(var, prev, dh, 0.25f);
+			prev = dh;
+			h = lv[i];
+		}
+		ok(var < 0.05f, "3 -> 0 after steady readings: the variance stays small (%.3f): the block's move is significant",
+		   (double)var);
+	}
+	/* ... and a block that swings back and forth is noisy */
+	{
+		float var = 0, prev = 0, h = 0;
+		for (int i = 0; i < 8; i++) {
+			float next = i % 2 ? 0.0f : 3.0f, dh = next - h;
+			var = tier_heat_noise_step(var, prev, dh, 0.25f);
+			prev = dh;
+			h = next;
+		}
+		ok(var > 10, "0, 3, 0, 3...: the variance grows (%.1f)", (double)var);
+	}
 	return done();
 }

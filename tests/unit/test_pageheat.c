@@ -25,6 +25,13 @@ static void draw(uint8_t *cnt, uint32_t n, uint32_t w, const double *p)
 	}
 }
 
+/* the probe's verdict (monitor.c): over-dispersed, and concentrated
+ * enough that splitting pays */
+static bool splits(const uint8_t *cnt, uint32_t n, uint32_t w)
+{
+	return tier_ph_dispersion_of(cnt, n, w) >= TIER_PH_SPLIT_AT && tier_ph_cold_half_of(cnt, n) < TIER_PH_COLD_SPLIT;
+}
+
 int main(void)
 {
 	enum { N = 512, W = TIER_PH_PROBE_WINDOWS };
@@ -57,7 +64,7 @@ int main(void)
 		float d = tier_ph_dispersion_of(cnt, N, W);
 		if (d < least)
 			least = d;
-		wrong += d < TIER_PH_SPLIT_AT;
+		wrong += !splits(cnt, N, W);
 	}
 	ok(wrong == 0, "a tenth of the pages hot: always split (lowest dispersion %.2f)", (double)least);
 
@@ -74,7 +81,7 @@ int main(void)
 		float d = tier_ph_dispersion_of(cnt, N, W);
 		if (d < least)
 			least = d;
-		wrong += d < TIER_PH_SPLIT_AT;
+		wrong += !splits(cnt, N, W);
 	}
 	ok(wrong == 0, "a key-value mix (30%% of pages at 0.5, the rest 0.05): always split (lowest dispersion %.2f)",
 	   (double)least);
@@ -85,9 +92,34 @@ int main(void)
 		for (int i = 0; i < N; i++)
 			p[i] = i % 32 == 0 ? 0.9 : 0.0;
 		draw(cnt, N, W, p);
-		wrong += tier_ph_dispersion_of(cnt, N, W) < TIER_PH_SPLIT_AT;
+		wrong += !splits(cnt, N, W);
 	}
 	ok(wrong == 0, "16 hot pages of 512, the rest never seen: always split");
+
+	/* every page hot but an allocation's padding (32 pages never touched):
+	 * over-dispersed (saturated counts have ~0 binomial variance) but not
+	 * worth a split: 6% of the block would move */
+	wrong = 0;
+	float cold = 1;
+	for (int rep = 0; rep < 50; rep++) {
+		for (int i = 0; i < N; i++)
+			p[i] = i < N - 32 ? 0.97 : 0.0;
+		draw(cnt, N, W, p);
+		float c = tier_ph_cold_half_of(cnt, N);
+		cold = c < cold ? c : cold;
+		wrong += tier_ph_dispersion_of(cnt, N, W) < TIER_PH_SPLIT_AT || splits(cnt, N, W);
+	}
+	ok(wrong == 0, "all hot but 32 padding pages: over-dispersed, yet never split (coldest half holds >= %.2f of the heat)",
+	   (double)cold);
+	/* a block half hot, half never touched (two allocations, one hot) */
+	for (int i = 0; i < N; i++)
+		p[i] = i < N / 2 ? 0.9 : 0.0;
+	draw(cnt, N, W, p);
+	ok(splits(cnt, N, W) && tier_ph_cold_half_of(cnt, N) == 0, "half hot, half never touched: split (coldest half %.2f)",
+	   (double)tier_ph_cold_half_of(cnt, N));
+	ok(tier_ph_cold_half_of((const uint8_t[4]){0, 0, 0, 0}, 4) == 0.5f &&
+	       tier_ph_cold_half_of((const uint8_t[4]){2, 2, 2, 2}, 4) == 0.5f,
+	   "cold half: nothing seen, or even counts: 0.5");
 
 	/* what joins again: even heat after a split stays under the join mark
 	 * most of the time over the longer windows a split block keeps */

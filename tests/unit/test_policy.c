@@ -166,6 +166,23 @@ int main(void)
 		ok(out.swaps == 1 && slow[0].chosen && fast[0].chosen,
 		   "the same gap with se 0.1 each: swapped (%zu)", out.swaps);
 	}
+	/* a noisy candidate (a block of a few pages) at the head of the fast
+	 * list is passed over, not allowed to stop every swap behind it */
+	{
+		float fh[2] = {0.2f, 0.5f}, shh[1] = {2.5f};
+		mk(fast, 2, 0, fh);
+		mk(slow, 1, 1, shh);
+		fast[0].bytes = 6 * 4096;
+		fast[0].se = 3.0f; /* 2.3 within its noise */
+		fast[1].se = 0.05f;
+		slow[0].se = 0.05f;
+		in = base(4 * MB, 4 * MB); /* full: the 2 MB block in needs 2 MB out */
+		in.wm_high = 1.0;
+		in.z = TIER_SWAP_Z;
+		tier_policy_decide(&in, fast, 2, slow, 1, &out);
+		ok(out.swaps == 1 && slow[0].chosen && !fast[0].chosen && fast[1].chosen,
+		   "a 6-page block with se 3 first in line: passed over, the next one gives way (%zu swaps)", out.swaps);
+	}
 	/* parts of split blocks are candidates like blocks, by their bytes */
 	{
 		float fh[2] = {0.01f, 0.02f}, shh[1] = {2.0f};
