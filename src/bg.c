@@ -158,7 +158,11 @@ static void *bg_main(void *arg)
 	uint64_t mig0 = atomic_load(&tier_migrate_stats.ns);
 	uint32_t period = 0;
 	uint64_t next = tier_clock_ns(CLOCK_MONOTONIC), last_start = next;
-	unsigned quiet = 0, floor_hits = 0;
+	/* start in the cheap watch: the sources that pause (DAMON) resume, and
+	 * join what they share machine-wide, only once something could move */
+	unsigned quiet = IDLE_ENTER, floor_hits = 0;
+	if (tracking)
+		tier_monitor_set_idle(true);
 	double shed_at = 0; /* bg_cpu when a source was shed */
 	while (!atomic_load(&stop_req)) {
 		unsigned period_ms = tier_settings.period_ms;

@@ -58,6 +58,7 @@ struct state {
 
 static struct {
 	bool on, paused;
+	bool joined;      /* has been a member of the kdamond since start */
 	int kd;
 	int lockfd;
 	unsigned long long my_start;
@@ -302,47 +303,26 @@ static int damon_probe(char *why, size_t len)
 static int query_start(void);
 static void damon_stop(void);
 
+/* Ready, not joined: the shared kdamond (and its machine-wide lock) is
+ * joined at the first resume, when the monitor first has something that
+ * could move.  A short-lived process (a shell, a shim, a compiler pass)
+ * never touches it: joined and left by every one of them, the kdamond was
+ * reconfigured dozens of times a second under one lock, and a chain of
+ * shells each waiting for that lock at start and at exit ran past a
+ * 15-minute VM limit (tests/rel, python's test suite behind pyenv's
+ * shims). */
 static int damon_start(char *why, size_t len)
 {
-	struct state s;
-	long self = getpid();
-	if (lock(LOCK_EX)) {
-		char dir[TIER_RUNDIR_PATH];
-		if (tier_rundir_shared(dir, sizeof(dir)) < 0)
-			snprintf(why, len, "no runtime directory for its lock (/run/tiermalloc, "
-					   "/dev/shm/tiermalloc-0 both unusable; verbose:true says why)");
-		else
-			snprintf(why, len, "cannot lock %s/damon.lock: %s", dir, strerror(errno));
+	dm.my_start = tier_proc_start_time(getpid());
+	dm.on = true;
+	dm.paused = true;
+	dm.joined = false;
+	if (query_start()) {
+		snprintf(why, len, "cannot start the DAMON query thread");
+		dm.on = dm.paused = false;
 		return -1;
 	}
-	load(&s);
-	prune(&s);
-	int rc = pick_kdamond(&s, why, len);
-	if (rc == 0) {
-		dm.my_start = tier_proc_start_time(self);
-		if (s.n < MAX_MEMBERS)
-			s.m[s.n++] = (struct member){self, dm.my_start, dm.level};
-		int e = configure(&s);
-		if (e) {
-			snprintf(why, len, "configuring kdamond %d: %s (vaddr monitoring unavailable?)", s.kd,
-				 strerror(-e));
-			s.n--;
-			configure(&s);
-			rc = -1;
-		}
-		save(&s);
-	}
-	unlock();
-	if (rc == 0) {
-		dm.on = true;
-		dm.kd = s.kd;
-		if (query_start()) {
-			snprintf(why, len, "cannot start the DAMON query thread");
-			damon_stop();
-			rc = -1;
-		}
-	}
-	return rc;
+	return 0;
 }
 
 static int my_index(void)
@@ -622,6 +602,10 @@ static void damon_pause(bool paused)
 		if (configure(&s) == 0) {
 			dm.kd = s.kd;
 			dm.paused = false;
+			dm.joined = true;
+		} else {
+			s.n--;
+			configure(&s);
 		}
 		save(&s);
 	}
@@ -632,6 +616,10 @@ static void damon_pause(bool paused)
 static bool damon_adjust(int dir)
 {
 	int level = dm.level + (dir < 0 ? 1 : -1);
+	if (dm.on && dm.paused && !dm.joined && level >= 0 && level < LEVELS) {
+		dm.level = level; /* not joined yet: the level it will join at */
+		return true;
+	}
 	if (!dm.on || dm.paused || level < 0 || level >= LEVELS)
 		return false;
 	struct state s;
@@ -674,7 +662,7 @@ static void damon_forget(void)
 	if (dm.lockfd >= 0)
 		close(dm.lockfd);
 	dm.lockfd = -1;
-	dm.on = dm.paused = false;
+	dm.on = dm.paused = dm.joined = false;
 }
 
 const struct tier_heat_ops tier_heat_damon = {
