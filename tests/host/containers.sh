@@ -25,7 +25,7 @@ fi
 tmp=$(mktemp -d)
 RD=$tmp/run
 export TIERMALLOC_CONF="run_dir:$RD"
-trap 'touch "$tmp/stop"; sleep 0.5; rm -rf "$tmp"' EXIT
+trap 'touch "$tmp/stop"; sleep 1; rm -rf "$tmp"' EXIT
 echo 0 >/proc/sys/kernel/numa_balancing
 # the program: touches 48 MiB, says ready, waits for $tmp/stop
 PROG='

@@ -10,7 +10,7 @@ TIERCTL=${top_builddir:-.}/tests/tiered/tierctl
 tmp=$(mktemp -d)
 # our own runtime directory, so that nothing of other users' runs is touched
 export TIERMALLOC_CONF="run_dir:$tmp/run"
-trap 'touch "$tmp/stop"; rm -rf "$tmp"' EXIT
+trap 'touch "$tmp/stop"; sleep 1; rm -rf "$tmp"' EXIT
 prog() { # prog STOPFILE: allocates, says ready, exits when STOPFILE appears
 	exec "$TM" run -c "$TIERMALLOC_CONF,ctl:true${1:+,$1}" -- ${PYTHON3:-python3} -c '
 import os, sys, time

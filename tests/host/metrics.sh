@@ -89,7 +89,8 @@ if [ "${1:-}" = guest ]; then
 	# ---------------------------------------------------------- in the VM
 	tmp=$(mktemp -d)
 	export TIERMALLOC_CONF="run_dir:$tmp/run"
-	trap 'touch "$tmp/stop"; rm -rf "$tmp"' EXIT
+	# the programs poll for the stop file every 50 ms: it must outlive that
+	trap 'touch "$tmp/stop"; sleep 1; rm -rf "$tmp"' EXIT
 	echo 0 >/proc/sys/kernel/numa_balancing
 	R=run_dir:$tmp/run
 	prog tiered "$R,fast_limit:8M,heat_sources:pagemap,bg_cpu:0.2"
@@ -131,7 +132,7 @@ fi
 # ---------------------------------------------------------- on this host
 tmp=$(mktemp -d)
 export TIERMALLOC_CONF="run_dir:$tmp/run"
-trap 'touch "$tmp/stop"; rm -rf "$tmp"' EXIT
+trap 'touch "$tmp/stop"; sleep 1; rm -rf "$tmp"' EXIT
 # a comm that needs escaping in a label value
 prog 'q"b\s' "run_dir:$tmp/run,ctl:true"
 hpid=$!
@@ -153,6 +154,7 @@ textfile_atomic "$tmp/tf" $hpid
 ok $? "a textfile in a missing directory: a clear error, exit 1"
 
 touch "$tmp/stop"
+wait $hpid
 rm -rf "$tmp"
 
 # the VM part: tiering needs two tiers (vm_host_setup: the VM lock, a new $tmp)

@@ -3,8 +3,9 @@
 # bg_cpu or other tuning in TIERMALLOC_CONF, only the fast tier's size).
 # What a new user gets: a hot set is found and followed after a shift,
 # written or read, as root or not; hot pages scattered over every block
-# are placed page by page past what whole blocks can reach; and the
-# background cost at steady state stays near the budget.  The kernel's
+# are placed page by page past what whole blocks can reach; a job shares
+# its budget, a budget lowered from outside is obeyed, CXL hot lists are
+# acted on; and the background cost at steady state stays near the budget.  The kernel's
 # own answer (move_pages status) says where pages are.
 #
 # Under TCG every write fault, TLB shootdown and kdamond sample costs 10 to
@@ -67,6 +68,72 @@ splits=$(sed -n 's/.*"pages":{[^}]*"splits":\([0-9]*\).*/\1/p' "$tmp/p.json")
 up=$(sed -n 's/.*"pages":{[^}]*"promoted":\([0-9]*\).*/\1/p' "$tmp/p.json")
 [ "${splits:-0}" -gt 0 ] && [ "${up:-0}" -gt 0 ]
 ok $? "default: blocks were split and placed page by page (${splits:-?} splits, ${up:-?} pages promoted)"
+
+# --- a job at the default: two processes of one cgroup share the budget --
+# (guest-job.sh checks the ledger itself at bg_cpu 20%)
+TM=$top_builddir/tools/tiermalloc
+CG=/sys/fs/cgroup
+J=$CG/tmdefault
+[ -f $CG/cgroup.controllers ] || mount -t cgroup2 cgroup2 $CG
+mkdir -p $J
+in_job() { # "$@" in the job's cgroup under the library, the budget alone configured
+	exec sh -c 'echo $$ >'$J'/cgroup.procs && exec env LD_PRELOAD="$TIERMALLOC_LIB" TIERMALLOC_CONF=job_fast_limit:32M "$@"' "$@"
+}
+mkfifo "$tmp/cold.in"
+in_job $B/where -k 40 1048576 <"$tmp/cold.in" >"$tmp/cold.out" 2>&1 &
+cold=$!
+exec 7>"$tmp/cold.in"
+"$TM" job wait /tmdefault 1 --timeout 20 >/dev/null
+until grep -q '^map' "$tmp/cold.out" || ! kill -0 $cold 2>/dev/null; do sleep 0.1; done
+in_job $B/hotset -y 2000 -t 30 48 12 >"$tmp/job" 2>&1 &
+hot=$!
+joined=$("$TM" job wait /tmdefault 2 --timeout 20 2>&1)
+jr=$?
+wait $hot
+r=$?
+[ $jr -eq 0 ] || r=1
+ok $r "default: a job of two (job_fast_limit 32M; $joined): the hot member's hot set moves to the fast tier: $(said 1 "$tmp/job")"
+[ $r -eq 0 ] || sed 's/^/# /' "$tmp/job" "$tmp/cold.out"
+exec 7>&-
+wait $cold 2>/dev/null
+
+# --- control from outside at the default: a lower budget set live -------
+"$TM" run --fast-limit 128M -- ${PYTHON3:-python3} -c '
+import os, sys, time
+b = bytearray(192 << 20)
+for i in range(0, len(b), 4096): b[i] = 1
+print("ready", flush=True)
+while not os.path.exists(sys.argv[1]):
+    for i in range(0, 32 << 20, 4096): b[i] = (b[i] + 1) & 255
+    time.sleep(0.05)
+' "$tmp/stop" >"$tmp/py" 2>&1 &
+py=$!
+i=0
+while [ $i -lt 300 ] && ! grep -q ready "$tmp/py"; do sleep 0.1; i=$((i + 1)); done
+num() { sed -n 's/^[^=]*=\([0-9]*\).*/\1/p'; }
+before=$("$TM" ctl $py tier.0.committed | num)
+"$TM" ctl $py tier.fast_limit=48M >/dev/null 2>&1
+i=0
+while [ $i -lt 60 ]; do
+	after=$("$TM" ctl $py tier.0.committed | num)
+	[ "${after:-${before:-0}}" -le $((48 << 20)) ] && break
+	sleep 0.5
+	i=$((i + 1))
+done
+dem=$("$TM" ctl $py stats.demoted_bytes | num)
+[ "${before:-0}" -ge $((100 << 20)) ] && [ "${after:-$((1 << 40))}" -le $((48 << 20)) ] && [ "${dem:-0}" -gt 0 ]
+ok $? "default: ctl tier.fast_limit=48M on a running python: fast bytes $((${before:-0} >> 20)) -> $((${after:-0} >> 20)) MiB in $((i / 2)) s, $((${dem:-0} >> 20)) MiB demoted"
+touch "$tmp/stop"
+wait $py 2>/dev/null
+
+# --- CXL hot lists at the default budget ---------------------------------
+# (the cxl source chosen, nothing else tuned; guest-cxl.sh runs every case)
+TIERMALLOC_CONF=fast_limit:16M,heat_sources:cxl $B/cxlhot -t 40 >"$tmp/cxl" 2>&1
+r=$?
+nok=$(grep -c '^ok ' "$tmp/cxl")
+grep -q '^fail' "$tmp/cxl" && r=1
+ok $r "default budget: a CXL hot list promotes the pages it names, bad batches refused ($nok of cxlhot's checks ok, exit $r)"
+[ $r -eq 0 ] || sed 's/^/# /' "$tmp/cxl"
 
 # --- the cost at steady state, everything included ----------------------
 # After the hot set is fast, DAMON shed (under TCG its coarsest sampling

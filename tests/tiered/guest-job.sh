@@ -201,6 +201,40 @@ echo "$lst" | grep -q "job-.*ledger: refused: wrong magic" && echo "$lst" | grep
 	echo "$lst" | grep -q "^job name:dm: "
 ok $? "tiermalloc job list: the jobs, and the corrupt ledger refused: $(echo "$lst" | grep -c "^job ") jobs, $(echo "$lst" | grep -c refused) refused"
 
+# --- a forked child joins its parent's job; a process moved to another
+# cgroup leaves its job for that cgroup's ----------------------------------
+K=$CG/tmjob2
+mkdir -p $K
+in_job ${PYTHON3:-python3} -c '
+import os, sys, time
+b = bytearray(16 << 20)
+for i in range(0, len(b), 4096): b[i] = 1
+pid = os.fork()
+print("child" if pid == 0 else "parent", os.getpid(), flush=True)
+while not os.path.exists(sys.argv[1]):
+    time.sleep(0.1)
+' "$tmp/fork.stop" >"$tmp/fork.out" 2>&1 &
+fpid=$!
+until [ "$(grep -c '^\(child\|parent\)' "$tmp/fork.out")" -eq 2 ] || ! kill -0 $fpid 2>/dev/null; do sleep 0.1; done
+child=$(sed -n 's/^child //p' "$tmp/fork.out")
+w=$("$TM" job wait /tmjob 2 --timeout 20 2>&1)
+r=$?
+cst=$("$TM" ctl ${child:-0} job.state job.cgroup 2>&1 | tr '\n' ' ')
+case $cst in *"job.state=member"*"job.cgroup=/tmjob "*) ;; *) r=1 ;; esac
+ok $r "a forked child joins its parent's job: $w; the child ($child): $cst"
+# the parent moves to another cgroup: within the cgroup check (1 s) it
+# leaves /tmjob (the child stays) and joins the job of /tmjob2
+echo $fpid >$K/cgroup.procs
+w=$("$TM" job wait /tmjob2 1 --timeout 20 2>&1)
+r=$?
+w1=$("$TM" job wait /tmjob 1 --timeout 20 2>&1) || r=1
+pst=$("$TM" ctl $fpid job.state job.cgroup 2>&1 | tr '\n' ' ')
+case $pst in *"job.state=member"*"job.cgroup=/tmjob2 "*) ;; *) r=1 ;; esac
+ok $r "moved to another cgroup, a process joins that cgroup's job: /tmjob2: $w; /tmjob: $w1; the parent: $pst"
+touch "$tmp/fork.stop"
+wait $fpid 2>/dev/null
+rmdir $K 2>/dev/null
+
 rmdir $J 2>/dev/null
 rm -rf "$tmp"
 done_testing
