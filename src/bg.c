@@ -158,11 +158,10 @@ static void *bg_main(void *arg)
 	uint64_t mig0 = atomic_load(&tier_migrate_stats.ns);
 	uint32_t period = 0;
 	uint64_t next = tier_clock_ns(CLOCK_MONOTONIC), last_start = next;
-	/* start in the cheap watch: the sources that pause (DAMON) resume, and
-	 * join what they share machine-wide, only once something could move */
-	unsigned quiet = IDLE_ENTER, floor_hits = 0;
-	if (tracking)
-		tier_monitor_set_idle(true);
+	unsigned quiet = 0, floor_hits = 0;
+	/* the sources that share machine-wide state (DAMON's kdamond) start
+	 * paused and are woken the first period something could move */
+	bool woke = false;
 	double shed_at = 0; /* bg_cpu when a source was shed */
 	while (!atomic_load(&stop_req)) {
 		unsigned period_ms = tier_settings.period_ms;
@@ -223,6 +222,10 @@ static void *bg_main(void *arg)
 		atomic_store(&tier_bg_stats.bursts, burst.bursts);
 		atomic_store(&tier_bg_stats.burst_ms, (uint64_t)burst.burst_ms);
 		quiet = nothing_to_do() ? quiet + 1 : 0;
+		if (!quiet && !woke) {
+			woke = true;
+			tier_heat_pause(false);
+		}
 		double decay = exp2(-(double)period_ms / (double)tier_settings.heat_half_life_ms);
 
 		struct tier_bg_round round = {.period = ++period, .decay = decay,

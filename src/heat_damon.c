@@ -304,8 +304,8 @@ static int query_start(void);
 static void damon_stop(void);
 
 /* Ready, not joined: the shared kdamond (and its machine-wide lock) is
- * joined at the first resume, when the monitor first has something that
- * could move.  A short-lived process (a shell, a shim, a compiler pass)
+ * joined at the first resume, the first period something could move
+ * (bg.c).  A short-lived process (a shell, a shim, a compiler pass)
  * never touches it: joined and left by every one of them, the kdamond was
  * reconfigured dozens of times a second under one lock, and a chain of
  * shells each waiting for that lock at start and at exit ran past a

@@ -69,15 +69,32 @@ up=$(sed -n 's/.*"pages":{[^}]*"promoted":\([0-9]*\).*/\1/p' "$tmp/p.json")
 [ "${splits:-0}" -gt 0 ] && [ "${up:-0}" -gt 0 ]
 ok $? "default: blocks were split and placed page by page (${splits:-?} splits, ${up:-?} pages promoted)"
 
+# --- the cost at steady state, everything included ----------------------
+# (before the job, ctl and cxl checks: with their processes run first in
+# the same boot, bursts began in the steady windows in 2 of 3 boots, and
+# never in 4 runs without them: see bench/README.md)
+# After the hot set is fast, DAMON shed (under TCG its coarsest sampling
+# alone costs more than the budget) and the burst over: our threads
+# (migration included), our share of kdamond and the write faults, the
+# median of three 10 s windows.
+TIERMALLOC_CONF=fast_limit:64M pre $B/hotset -y 2000 -t 30 -c 10 -w "damon: shed: " 256 32 >"$tmp/c"
+r=$?
+pct=$(sed -n 's/^steady: background costs (threads, kdamond share, faults) \([0-9.]*\)%.*/\1/p' "$tmp/c")
+[ $r -eq 0 ] && awk -v s="${pct:-100}" 'BEGIN { exit !(s <= 3) }'
+ok $? "default: steady state, all background costs ${pct:-?}% of a core, median of 3 windows of 10 s (bg_cpu 1%; VM target 3%): $(grep '^burst' "$tmp/c")"
+sed 's/^/# steady: /' "$tmp/c"
+
+
 # --- a job at the default: two processes of one cgroup share the budget --
 # (guest-job.sh checks the ledger itself at bg_cpu 20%)
 TM=$top_builddir/tools/tiermalloc
 CG=/sys/fs/cgroup
 J=$CG/tmdefault
 [ -f $CG/cgroup.controllers ] || mount -t cgroup2 cgroup2 $CG
+echo +memory >$CG/cgroup.subtree_control 2>/dev/null
 mkdir -p $J
 in_job() { # "$@" in the job's cgroup under the library, the budget alone configured
-	exec sh -c 'echo $$ >'$J'/cgroup.procs && exec env LD_PRELOAD="$TIERMALLOC_LIB" TIERMALLOC_CONF=job_fast_limit:32M "$@"' "$@"
+	exec sh -c 'echo $$ >'$J'/cgroup.procs && exec env LD_PRELOAD="$TIERMALLOC_LIB" TIERMALLOC_CONF=job_fast_limit:32M "$@"' in_job "$@"
 }
 mkfifo "$tmp/cold.in"
 in_job $B/where -k 40 1048576 <"$tmp/cold.in" >"$tmp/cold.out" 2>&1 &
@@ -134,18 +151,6 @@ nok=$(grep -c '^ok ' "$tmp/cxl")
 grep -q '^fail' "$tmp/cxl" && r=1
 ok $r "default budget: a CXL hot list promotes the pages it names, bad batches refused ($nok of cxlhot's checks ok, exit $r)"
 [ $r -eq 0 ] || sed 's/^/# /' "$tmp/cxl"
-
-# --- the cost at steady state, everything included ----------------------
-# After the hot set is fast, DAMON shed (under TCG its coarsest sampling
-# alone costs more than the budget) and the burst over: our threads
-# (migration included), our share of kdamond and the write faults, the
-# median of three 10 s windows.
-TIERMALLOC_CONF=fast_limit:64M pre $B/hotset -y 2000 -t 30 -c 10 -w "damon: shed: " 256 32 >"$tmp/c"
-r=$?
-pct=$(sed -n 's/^steady: background costs (threads, kdamond share, faults) \([0-9.]*\)%.*/\1/p' "$tmp/c")
-[ $r -eq 0 ] && awk -v s="${pct:-100}" 'BEGIN { exit !(s <= 3) }'
-ok $? "default: steady state, all background costs ${pct:-?}% of a core, median of 3 windows of 10 s (bg_cpu 1%; VM target 3%): $(grep '^burst' "$tmp/c")"
-sed 's/^/# steady: /' "$tmp/c"
 
 rm -rf "$tmp"
 done_testing
