@@ -3,29 +3,14 @@
 # tiering on.  Alone: sh -c '. tests/lib.sh; . tests/tiered/guest-ctl.sh; done_testing'
 TM=$top_builddir/tools/tiermalloc
 ctmp=$(mktemp -d)
-# python: 192 MiB touched, the first 32 MiB kept hot, until the stop file
-ctl_prog() {
-	exec "$TM" run --fast-limit "$1" -c "${2:-bg_cpu:0.2}" -- ${PYTHON3:-python3} -c '
-import os, sys, time
-b = bytearray(192 << 20)
-for i in range(0, len(b), 4096): b[i] = 1
-print("ready", flush=True)
-while not os.path.exists(sys.argv[1]):
-    for i in range(0, 32 << 20, 4096): b[i] = (b[i] + 1) & 255
-    time.sleep(0.05)
-' "$ctmp/stop"
-}
-ctl_wait() { # FILE
-	i=0
-	while [ $i -lt 300 ] && ! grep -q ready "$1" 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
-}
-num() { sed -n 's/^[^=]*=\([0-9]*\).*/\1/p'; }
+STOP=$ctmp/stop
+. "$top_srcdir/tests/tiered/ctl_prog.sh"
 
 "$TM" topology >"$ctmp/topo" 2>&1
 grep -q "^tiering: 2 tiers" "$ctmp/topo" && grep -q "^tier 1: nodes 1" "$ctmp/topo" && grep -q "why: .*memory_tier" "$ctmp/topo"
 ok $? "tiermalloc topology: $(head -n 1 "$ctmp/topo"); $(grep -m1 'why' "$ctmp/topo" | cut -c1-100)"
 
-ctl_prog 128M >"$ctmp/p.out" 2>"$ctmp/p.err" &
+ctl_prog 128M bg_cpu:0.2 >"$ctmp/p.out" 2>"$ctmp/p.err" &
 cpid=$!
 ctl_wait "$ctmp/p.out"
 
@@ -65,18 +50,8 @@ n1=$(grep -c '^tier\.1\.' "$ctmp/list")
 ok $? "all $nl names readable through ctl, $n1 tier.1.* included ($bad failed)"
 
 # a smaller fast_limit demotes: fast bytes fall
-before=$("$TM" ctl $cpid tier.0.committed | num)
-"$TM" ctl $cpid tier.fast_limit=48M >"$ctmp/set" 2>&1
-i=0
-while [ $i -lt 60 ]; do
-	after=$("$TM" ctl $cpid tier.0.committed | num)
-	[ "${after:-$before}" -le $((48 << 20)) ] && break
-	sleep 0.5
-	i=$((i + 1))
-done
-dem=$("$TM" ctl $cpid stats.demoted_bytes | num)
-[ "$before" -ge $((100 << 20)) ] && [ "${after:-$before}" -le $((48 << 20)) ] && [ "${dem:-0}" -gt 0 ]
-ok $? "ctl tier.fast_limit=48M: fast bytes $((before >> 20)) MiB -> $((${after:-0} >> 20)) MiB in $((i / 2)) s, $((${dem:-0} >> 20)) MiB demoted"
+ctl_lower $cpid
+ok $? "ctl tier.fast_limit=48M: fast bytes $((${before:-0} >> 20)) MiB -> $((${after:-0} >> 20)) MiB in $took s, $((${dem:-0} >> 20)) MiB demoted"
 moved=$("$TM" ctl $cpid tier.demote=8M | num)
 [ "${moved:-0}" -gt 0 ]
 ok $? "ctl tier.demote=8M moved ${moved:-0} bytes"
@@ -99,7 +74,7 @@ chans=$(ls /run/tiermalloc 2>/dev/null | grep -c "^$cpid-")
 [ "$had" = 1 ] && [ "$chans" = 0 ] && [ -d /run/tiermalloc ]
 ok $? "the channel in /run/tiermalloc is gone after exit ($had then $chans)"
 rm -f "$ctmp/stop" "$ctmp/p.out"
-ctl_prog 16M >"$ctmp/p.out" 2>/dev/null &
+ctl_prog 16M bg_cpu:0.2 >"$ctmp/p.out" 2>/dev/null &
 cpid=$!
 ctl_wait "$ctmp/p.out"
 "$TM" ctl $cpid version >/dev/null 2>&1

@@ -115,31 +115,13 @@ exec 7>&-
 wait $cold 2>/dev/null
 
 # --- control from outside at the default: a lower budget set live -------
-"$TM" run --fast-limit 128M -- ${PYTHON3:-python3} -c '
-import os, sys, time
-b = bytearray(192 << 20)
-for i in range(0, len(b), 4096): b[i] = 1
-print("ready", flush=True)
-while not os.path.exists(sys.argv[1]):
-    for i in range(0, 32 << 20, 4096): b[i] = (b[i] + 1) & 255
-    time.sleep(0.05)
-' "$tmp/stop" >"$tmp/py" 2>&1 &
+STOP=$tmp/stop
+. "$top_srcdir/tests/tiered/ctl_prog.sh"
+ctl_prog 128M >"$tmp/py" 2>&1 &
 py=$!
-i=0
-while [ $i -lt 300 ] && ! grep -q ready "$tmp/py"; do sleep 0.1; i=$((i + 1)); done
-num() { sed -n 's/^[^=]*=\([0-9]*\).*/\1/p'; }
-before=$("$TM" ctl $py tier.0.committed | num)
-"$TM" ctl $py tier.fast_limit=48M >/dev/null 2>&1
-i=0
-while [ $i -lt 60 ]; do
-	after=$("$TM" ctl $py tier.0.committed | num)
-	[ "${after:-${before:-0}}" -le $((48 << 20)) ] && break
-	sleep 0.5
-	i=$((i + 1))
-done
-dem=$("$TM" ctl $py stats.demoted_bytes | num)
-[ "${before:-0}" -ge $((100 << 20)) ] && [ "${after:-$((1 << 40))}" -le $((48 << 20)) ] && [ "${dem:-0}" -gt 0 ]
-ok $? "default: ctl tier.fast_limit=48M on a running python: fast bytes $((${before:-0} >> 20)) -> $((${after:-0} >> 20)) MiB in $((i / 2)) s, $((${dem:-0} >> 20)) MiB demoted"
+ctl_wait "$tmp/py"
+ctl_lower $py
+ok $? "default: ctl tier.fast_limit=48M on a running python: fast bytes $((${before:-0} >> 20)) -> $((${after:-0} >> 20)) MiB in $took s, $((${dem:-0} >> 20)) MiB demoted"
 touch "$tmp/stop"
 wait $py 2>/dev/null
 
