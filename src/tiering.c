@@ -244,7 +244,10 @@ static bool detect(const struct tier_policy_out *out, float hit)
 	/* a move or two while the fast tier holds all the heat it sees is
 	 * noise being tidied, not a gain worth a burst */
 	bool moves = (out->promote_bytes || out->demote_bytes) && hit < GAIN_HIT;
-	return moves || fell || tier_monitor_probe_pending();
+	/* so is a probe waiting for its turn: at steady state a block near
+	 * the cut that the budget cannot probe began a burst every 5 s */
+	bool probes = tier_monitor_probe_pending() && hit < GAIN_HIT;
+	return moves || fell || probes;
 }
 
 size_t tier_balance(uint32_t period)
