@@ -70,9 +70,6 @@ up=$(sed -n 's/.*"pages":{[^}]*"promoted":\([0-9]*\).*/\1/p' "$tmp/p.json")
 ok $? "default: blocks were split and placed page by page (${splits:-?} splits, ${up:-?} pages promoted)"
 
 # --- the cost at steady state, everything included ----------------------
-# (before the job, ctl and cxl checks: with their processes run first in
-# the same boot, bursts began in the steady windows in 2 of 3 boots, and
-# never in 4 runs without them: see bench/README.md)
 # After the hot set is fast, DAMON shed (under TCG its coarsest sampling
 # alone costs more than the budget) and the burst over: our threads
 # (migration included), our share of kdamond and the write faults, the
