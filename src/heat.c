@@ -263,6 +263,14 @@ bool tier_heat_adjust(int dir)
 	return changed;
 }
 
+void tier_heat_failed(int src, const char *why)
+{
+	tier_heat_stats.state[src] = TIER_SRC_UNAVAILABLE;
+	snprintf(tier_heat_stats.why[src], sizeof(tier_heat_stats.why[src]), "%s", why);
+	if (tier_settings.verbose)
+		tier_log("heat source %s: %s", tier_source_name((unsigned)src), why);
+}
+
 void tier_heat_pause(bool paused)
 {
 	for (int i = 0; i < TIER_SRC_COUNT; i++)

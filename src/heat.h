@@ -129,6 +129,9 @@ unsigned tier_heat_running(void);
 bool tier_heat_sees_reads(void);
 /* Count faults that a source caused in the program's threads. */
 void tier_heat_count_faults(int src, uint64_t n);
+/* A running source that found, after its start, that it cannot run (a
+ * source that joins shared state late): unavailable, and why. */
+void tier_heat_failed(int src, const char *why);
 
 /* struct tier_block flags (background thread only). */
 #define TIER_BF_QUEUED 1u /* in the touched queue */

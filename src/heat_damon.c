@@ -579,6 +579,17 @@ static void damon_stop(void)
 	dm.on = dm.paused = false;
 }
 
+/* The first join failed: the source says why and stops (a later resume
+ * that fails stays paused and tries again). */
+static void join_failed(const char *why)
+{
+	if (dm.joined)
+		return;
+	query_stop();
+	dm.on = dm.paused = false;
+	tier_heat_failed(TIER_SRC_DAMON, why[0] ? why : "could not join a kdamond");
+}
+
 /* The cheap watch: nothing can move, so nobody needs our accessed bits:
  * leave the kdamond (no sampling, no queries) until resumed. */
 static void damon_pause(bool paused)
@@ -591,25 +602,38 @@ static void damon_pause(bool paused)
 		return;
 	}
 	struct state s;
-	char why[96];
-	if (lock(LOCK_EX))
+	char why[160] = "";
+	if (lock(LOCK_EX)) {
+		char dir[TIER_RUNDIR_PATH];
+		if (tier_rundir_shared(dir, sizeof(dir)) < 0)
+			snprintf(why, sizeof(why), "no runtime directory for its lock (/run/tiermalloc, "
+						   "/dev/shm/tiermalloc-0 both unusable; verbose:true says why)");
+		else
+			snprintf(why, sizeof(why), "cannot lock %s/damon.lock: %s", dir, strerror(errno));
+		join_failed(why);
 		return;
+	}
 	load(&s);
 	prune(&s);
 	if (pick_kdamond(&s, why, sizeof(why)) == 0) {
 		if (s.n < MAX_MEMBERS)
 			s.m[s.n++] = (struct member){getpid(), dm.my_start, dm.level};
-		if (configure(&s) == 0) {
+		int e = configure(&s);
+		if (e == 0) {
 			dm.kd = s.kd;
 			dm.paused = false;
 			dm.joined = true;
 		} else {
+			snprintf(why, sizeof(why), "configuring kdamond %d: %s (vaddr monitoring unavailable?)", s.kd,
+				 strerror(-e));
 			s.n--;
 			configure(&s);
 		}
 		save(&s);
 	}
 	unlock();
+	if (dm.paused)
+		join_failed(why);
 }
 
 /* Budget steps: a coarser sampling level for this member. */
