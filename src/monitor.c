@@ -185,9 +185,15 @@ void tier_mon_ph_decide(struct tier_mapping *m, uint32_t b, struct tier_ph *e)
 	uint32_t pages = atomic_load_explicit(&blk->state, memory_order_relaxed) & TIER_BS_PAGES;
 	/* a verdict needs pages seen: over sparse windows even and skewed
 	 * heat look alike (mostly zeros); past PROBE_LONG windows, let go */
-	if (e->state == TIER_PH_PROBE && e->windows >= TIER_PH_PROBE_WINDOWS &&
-	    (e->seen_total * 4 >= pages || e->windows >= PROBE_LONG)) {
-		bool skewed = tier_ph_dispersion(e) >= TIER_PH_SPLIT_AT && tier_ph_cold_half(e) < TIER_PH_COLD_SPLIT;
+	bool probe_done = e->state == TIER_PH_PROBE && e->windows >= TIER_PH_PROBE_WINDOWS &&
+			  (e->seen_total * 4 >= pages || e->windows >= PROBE_LONG);
+	bool split_due = e->state == TIER_PH_SPLIT && e->windows >= TIER_PH_WINDOWS / 2;
+	if (!probe_done && !split_due)
+		return;
+	struct tier_ph_shape sh;
+	tier_ph_shape(e, &sh);
+	if (probe_done) {
+		bool skewed = sh.dispersion >= TIER_PH_SPLIT_AT && sh.cold_half < TIER_PH_COLD_SPLIT;
 		probe_outcome(skewed);
 		if (skewed) {
 			e->state = TIER_PH_SPLIT;
@@ -198,9 +204,7 @@ void tier_mon_ph_decide(struct tier_mapping *m, uint32_t b, struct tier_ph *e)
 			tier_ph_drop(e, tier_mon.hist);
 			atomic_fetch_add(&tier_ph_stats.uniform, 1);
 		}
-	} else if (e->state == TIER_PH_SPLIT && e->windows >= TIER_PH_WINDOWS / 2 &&
-		   ((tier_ph_seen_share(e) < 0.5f && tier_ph_dispersion(e) < TIER_PH_JOIN_AT) ||
-		    tier_ph_cold_half(e) >= TIER_PH_COLD_JOIN)) {
+	} else if ((sh.seen_share < 0.5f && sh.dispersion < TIER_PH_JOIN_AT) || sh.cold_half >= TIER_PH_COLD_JOIN) {
 		/* even heat over windows that saw under half the pages (longer
 		 * windows see every warm page: counts saturate, and skewed heat
 		 * looks even), or heat spread too wide for splitting to pay */

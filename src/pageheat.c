@@ -198,18 +198,15 @@ static uint32_t committed_counts(const struct tier_ph *e, uint8_t *out)
 	return n;
 }
 
-float tier_ph_dispersion(const struct tier_ph *e)
+void tier_ph_shape(const struct tier_ph *e, struct tier_ph_shape *out)
 {
 	uint8_t c[TIER_PAGES_PER_BLOCK];
-	uint32_t n = committed_counts(e, c);
-	return tier_ph_dispersion_of(c, n, e->windows);
-}
-
-float tier_ph_cold_half(const struct tier_ph *e)
-{
-	uint8_t c[TIER_PAGES_PER_BLOCK];
-	uint32_t n = committed_counts(e, c);
-	return tier_ph_cold_half_of(c, n);
+	uint32_t n = committed_counts(e, c), sum = 0;
+	for (uint32_t i = 0; i < n; i++)
+		sum += c[i];
+	out->dispersion = tier_ph_dispersion_of(c, n, e->windows);
+	out->cold_half = tier_ph_cold_half_of(c, n);
+	out->seen_share = n && e->windows ? (float)sum / (float)n / (float)e->windows : 0;
 }
 
 static float mean_count(const struct tier_ph *e)
@@ -219,11 +216,6 @@ static float mean_count(const struct tier_ph *e)
 	for (uint32_t i = 0; i < n; i++)
 		sum += c[i];
 	return n ? (float)sum / (float)n : 0;
-}
-
-float tier_ph_seen_share(const struct tier_ph *e)
-{
-	return e->windows ? mean_count(e) / (float)e->windows : 0;
 }
 
 uint32_t tier_ph_select(const struct tier_ph *e, float block_heat, int home, bool fast, float thr,

@@ -93,13 +93,14 @@ void tier_ph_mark(struct tier_mapping *m, uint32_t b, uint32_t p0, uint32_t n);
 /* Close the open window of e (a visit measured the whole block); returns
  * how many pages were seen in it. */
 uint32_t tier_ph_window(struct tier_ph *e, uint32_t period);
-/* Over-dispersion of the counts: 1 for even heat, much more when a few
- * pages take it; 0 while nothing was seen. */
-float tier_ph_dispersion(const struct tier_ph *e);
-/* tier_ph_cold_half_of over the block's committed pages. */
-float tier_ph_cold_half(const struct tier_ph *e);
-/* The mean share of its committed pages that a window saw. */
-float tier_ph_seen_share(const struct tier_ph *e);
+/* The shape of a block's page heat over its committed pages, from one
+ * pass over their counts: over-dispersion (1 for even heat, much more when
+ * a few pages take it; 0 while nothing was seen), tier_ph_cold_half_of,
+ * and the mean share of the pages that a window saw. */
+struct tier_ph_shape {
+	float dispersion, cold_half, seen_share;
+};
+void tier_ph_shape(const struct tier_ph *e, struct tier_ph_shape *out);
 /* Whether page p is on the block's tier (its home) or away. */
 static inline bool tier_ph_away(const struct tier_ph *e, uint32_t p)
 {
