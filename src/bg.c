@@ -214,10 +214,12 @@ static void *bg_main(void *arg)
 		}
 		uint64_t cpu0 = tier_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 		bool burst_began;
-		bud.target = tier_burst_step(&burst, start, gain, tier_settings.bg_cpu, tier_settings.bg_cpu_burst,
-					     &burst_began);
+		double target = tier_burst_step(&burst, start, gain, tier_settings.bg_cpu, tier_settings.bg_cpu_burst,
+						&burst_began);
 		if (burst_began)
 			bud.debt_ns = 0; /* a burst is there to look, not to pay back */
+		if (target != bud.target || burst_began)
+			tier_budget_retarget(&bud, target);
 		atomic_store(&tier_bg_stats.burst, burst.active);
 		atomic_store(&tier_bg_stats.bursts, burst.bursts);
 		atomic_store(&tier_bg_stats.burst_ms, (uint64_t)burst.burst_ms);

@@ -21,7 +21,33 @@ static double ewma(double avg, double x) { return avg + ALPHA * (x - avg); }
 
 void tier_budget_init(struct tier_budget *b, double target, double period_ns)
 {
-	*b = (struct tier_budget){.target = target, .allowance_ns = target * period_ns};
+	*b = (struct tier_budget){.target = target, .allowance_ns = target * period_ns,
+				  .granted_ns = target * period_ns, .wall_ns = period_ns};
+}
+
+/* The monitor's share of the budget, what the rest leaves of it, and its
+ * allowance for the next period: that share less the debt. */
+static void grant(struct tier_budget *b)
+{
+	double budget = b->target * b->wall_ns;
+	double share = budget - b->other_ns;
+	if (share < SCHED_MIN_SHARE * budget)
+		share = SCHED_MIN_SHARE * budget;
+	/* one burst (a block turning hot while armed whole costs a fault on
+	 * each of its pages) stops the monitor for DEBT_MAX periods at most */
+	if (b->debt_ns > DEBT_MAX * share)
+		b->debt_ns = DEBT_MAX * share;
+	b->granted_ns = share;
+	b->allowance_ns = share > b->debt_ns ? share - b->debt_ns : 0;
+}
+
+void tier_budget_retarget(struct tier_budget *b, double target)
+{
+	b->target = target;
+	if (b->warm)
+		grant(b);
+	else
+		b->granted_ns = b->allowance_ns = target * b->wall_ns;
 }
 
 void tier_budget_update(struct tier_budget *b, double sched_ns, double other_ns, double wall_ns)
@@ -39,20 +65,13 @@ void tier_budget_update(struct tier_budget *b, double sched_ns, double other_ns,
 		b->wall_ns = ewma(b->wall_ns, wall_ns);
 	}
 	b->share = (b->sched_ns + b->other_ns) / b->wall_ns;
-	double budget = b->target * b->wall_ns;
-	double share = budget - b->other_ns;
-	if (share < SCHED_MIN_SHARE * budget)
-		share = SCHED_MIN_SHARE * budget;
-	/* a visit cannot be cut short: what the monitor spent beyond its
-	 * share is paid back by the next periods */
-	b->debt_ns += sched_ns - share;
+	/* a visit cannot be cut short: what the monitor spent beyond what it
+	 * was allowed is paid back by the next periods */
+	b->debt_ns += sched_ns - b->granted_ns;
 	if (b->debt_ns < 0)
 		b->debt_ns = 0;
-	/* one burst (a block turning hot while armed whole costs a fault on
-	 * each of its pages) stops the monitor for DEBT_MAX periods at most */
-	if (b->debt_ns > DEBT_MAX * share)
-		b->debt_ns = DEBT_MAX * share;
-	b->allowance_ns = share > b->debt_ns ? share - b->debt_ns : 0;
+	grant(b);
+	double budget = b->target * b->wall_ns;
 
 	b->push_dir = 0;
 	if (b->hold) {

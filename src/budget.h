@@ -23,6 +23,7 @@ struct tier_budget {
 	double target;          /* share of one core */
 	double allowance_ns;    /* what the monitor may spend next period (0: nothing) */
 	double debt_ns;         /* what it spent beyond its share, not paid back yet */
+	double granted_ns;      /* its share when the allowance was set (debt not deducted) */
 	/* moving averages, per period */
 	double sched_ns, other_ns, wall_ns;
 	double share;           /* measured share of a core (all costs) */
@@ -35,6 +36,13 @@ void tier_budget_init(struct tier_budget *b, double target, double period_ns);
 /* One period: what the monitor spent (ns), what everything else cost, and
  * the period's wall length (ns). */
 void tier_budget_update(struct tier_budget *b, double sched_ns, double other_ns, double wall_ns);
+/* The target changed between two periods (a burst began or ended): the
+ * next period's allowance follows the new one at once, and what the
+ * monitor spends under it is judged against it.  Without this, the first
+ * period after a burst spent the burst's allowance, was judged against
+ * the base budget, and its debt stopped the monitor for 50 periods (5 s,
+ * seen after the GUPS shift in the tiered VM). */
+void tier_budget_retarget(struct tier_budget *b, double target);
 /* What the monitor may spend in the next period, ns. */
 uint64_t tier_budget_allowance(const struct tier_budget *b);
 

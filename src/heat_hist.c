@@ -65,6 +65,20 @@ float tier_hist_cut(const struct tier_hist *const *h, int n, uint64_t pages)
 	return 0.0f;
 }
 
+float tier_hist_top_share(const struct tier_hist *const *h, int n, uint64_t pages)
+{
+	double total = 0, top = 0;
+	uint64_t left = pages;
+	for (int k = TIER_HIST_BUCKETS - 1; k >= 1; k--) {
+		uint64_t in = pages_in(h, n, k);
+		uint64_t take = in < left ? in : left;
+		total += (double)in * tier_hist_mid(k);
+		top += (double)take * tier_hist_mid(k);
+		left -= take;
+	}
+	return total > 0 ? (float)(top / total) : 1.0f;
+}
+
 void tier_hist_curve(const struct tier_hist *const *h, int n, const double *f, int nf,
                      uint64_t *out)
 {

@@ -36,6 +36,10 @@ void tier_hist_sub(struct tier_hist *h, int bucket, uint64_t pages);
  * when everything fits. */
 float tier_hist_cut(const struct tier_hist *const *h, int n, uint64_t pages);
 
+/* The share of all heat (pages x heat) that the hottest `pages` pages
+ * hold: the best hit share a fast tier of that size could reach as the
+ * histograms see it.  1 when nothing is hot. */
+float tier_hist_top_share(const struct tier_hist *const *h, int n, uint64_t pages);
 /* The hot-set curve over the combined histograms: for each fraction f[i]
  * (0 < f <= 1) of all accesses (pages x heat), the pages that the hottest
  * memory needs to hold that share (out[i]).  0 when nothing is hot. */

@@ -331,9 +331,44 @@ static void timed_visit(struct tier_mapping *m, uint32_t b, bool pull, bool swee
 /* The watch list, round-robin, until `until` ns are spent (one visit at
  * least when until > 0: a visit cannot be cut short, the budget keeps the
  * debt). */
+/* Sentinels: the hottest fast-tier blocks hold most of the fast tier's hit
+ * share, so a moved hot set shows first there (and, gone cold, they cost
+ * no faults to look at).  Each period the watch list's turn begins with
+ * the hottest of them not looked at for SENTINEL_AGE periods.  Round-robin
+ * alone over a watch list as long as the footprint (GUPS's uniform tenth
+ * of writes keeps every block above the watch mark) left the old hot set
+ * unvisited for seconds at the default budget, and the shift unseen. */
+#define SENTINELS 2
+#define SENTINEL_AGE 4
+static void visit_sentinels(bool pull)
+{
+	for (int s = 0; s < SENTINELS; s++) {
+		uint32_t pick = UINT32_MAX;
+		float hottest = 0;
+		for (uint32_t i = 0; i < tier_mon.nwatch; i++) {
+			const struct tier_block *blk = blk_of(&tier_mon.watch[i]);
+			uint32_t st = atomic_load_explicit(&blk->state, memory_order_relaxed);
+			if (TIER_BS_TIER(st) != 0 || tier_mon.period - blk->pull_period < SENTINEL_AGE)
+				continue;
+			if (blk->heat > hottest) {
+				hottest = blk->heat;
+				pick = i;
+			}
+		}
+		if (pick == UINT32_MAX)
+			return;
+		struct ref r = tier_mon.watch[pick];
+		timed_visit(r.m, r.b, pull, false);
+		if (!pull || blk_of(&r)->pull_period != tier_mon.period)
+			return; /* nothing was looked at: do not spin on it */
+	}
+}
+
 void tier_mon_visit_watch(uint64_t until, bool pull)
 {
 	uint32_t n = tier_mon.nwatch;
+	if (until)
+		visit_sentinels(pull);
 	for (uint32_t k = 0; k < n && until && (k == 0 || tier_mon_spent() < until); k++) {
 		if (!tier_mon.nwatch)
 			break;

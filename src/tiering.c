@@ -223,8 +223,12 @@ static float hit_share(const struct tier_hist *const *h, int nt)
 	return all > 0 ? (float)(fast / all) : 1.0f;
 }
 
-/* The change detector: moves the policy wants while heat is seen on the
- * slow tier (hit share under GAIN_HIT), blocks being probed
+/* The change detector: moves the policy wants while the fast tier misses
+ * heat it could hold (its hit share under GAIN_HIT of what the hottest
+ * pages of its size would give: against 1, a workload whose background of
+ * accesses no fast tier holds, as GUPS's uniform tenth, read as missing
+ * heat always, and every move its noise made began a burst that emptied
+ * the bank before its hot set moved), blocks being probed
  * page by page or waiting for it, or the fast tier's
  * share of the heat falling well under its recent level (the hot set
  * moved before any slow block was seen hot enough to move). */
@@ -233,7 +237,7 @@ static float hit_share(const struct tier_hist *const *h, int nt)
 #define HIT_DROP_MIN 0.05f
 #define GAIN_HIT 0.97f
 #define HIT_DROP_ROUNDS 3
-static bool detect(const struct tier_policy_out *out, float hit)
+static bool detect(const struct tier_policy_out *out, float hit, float best)
 {
 	static float avg = -1;
 	static unsigned low; /* rounds in a row under the recent level */
@@ -243,10 +247,11 @@ static bool detect(const struct tier_policy_out *out, float hit)
 	avg = avg < 0 ? hit : avg + HIT_AVG_WEIGHT * (hit - avg);
 	/* a move or two while the fast tier holds all the heat it sees is
 	 * noise being tidied, not a gain worth a burst */
-	bool moves = (out->promote_bytes || out->demote_bytes) && hit < GAIN_HIT;
+	bool missing = hit < GAIN_HIT * best;
+	bool moves = (out->promote_bytes || out->demote_bytes) && missing;
 	/* so is a probe waiting for its turn: at steady state a block near
 	 * the cut that the budget cannot probe began a burst every 5 s */
-	bool probes = tier_monitor_probe_pending() && hit < GAIN_HIT;
+	bool probes = tier_monitor_probe_pending() && missing;
 	return moves || fell || probes;
 }
 
@@ -306,7 +311,7 @@ size_t tier_balance(uint32_t period)
 	moved += apply(cand_slow, nslow);
 	rcu_read_unlock();
 	float hit = hit_share(h, nt);
-	bool gain = detect(&out, hit);
+	bool gain = detect(&out, hit, tier_hist_top_share(h, nt, high >> TIER_PAGE_SHIFT));
 	tier_balance_stats.hit_share = hit;
 	atomic_store(&tier_balance_stats.gain, gain);
 	if (gain)

@@ -101,5 +101,30 @@ int main(void)
 	ok(tier_budget_allowance(&e) == 1000000 && isfinite(e.share),
 	   "nothing spent: the whole budget is the monitor's (%llu ns)",
 	   (unsigned long long)tier_budget_allowance(&e));
+
+	/* a burst ends: 30% -> 1%.  The next period's allowance follows the
+	 * new target at once, and the monitor is not left owing what it spent
+	 * under the burst's (before retargeting: 0 for 50 periods, 5 s) */
+	struct tier_budget g;
+	tier_budget_init(&g, 0.3, PERIOD_NS);
+	run(&g, 1e6, 500e3, 30);
+	double in_burst = (double)tier_budget_allowance(&g);
+	tier_budget_retarget(&g, 0.01);
+	double after = (double)tier_budget_allowance(&g);
+	ok(in_burst > 20e6 && after > 0 && after <= 1e6,
+	   "burst over: the allowance follows the new target at once (%.1f ms -> %.0f us)", in_burst / 1e6, after / 1e3);
+	int zero = 0;
+	double rest = 1e6;
+	for (int i = 0; i < 20; i++) {
+		double s2 = spend((double)tier_budget_allowance(&g), 50e3);
+		rest *= 0.875; /* the burst's other costs die away */
+		tier_budget_update(&g, s2, rest, PERIOD_NS);
+		zero += tier_budget_allowance(&g) == 0;
+	}
+	ok(zero <= 2 && g.debt_ns < 100e3, "after the burst the monitor keeps visiting: %d periods of 20 with nothing, debt %.0f us",
+	   zero, g.debt_ns / 1e3);
+	/* and a burst that begins gives its allowance at once */
+	tier_budget_retarget(&g, 0.3);
+	ok(tier_budget_allowance(&g) > 20e6, "burst begins: %.1f ms at once", (double)tier_budget_allowance(&g) / 1e6);
 	return done();
 }

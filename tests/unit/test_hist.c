@@ -135,5 +135,24 @@ int main(void)
 		}
 		ok(var > 10, "0, 3, 0, 3...: the variance grows (%.1f)", (double)var);
 	}
+	/* the best a fast tier could hold: 32 MiB at heat 3 and 224 MiB of
+	 * background at 0.6 (GUPS under TCG); a 64 MiB tier holds about half
+	 * the heat however it is placed, and all of it when all fits */
+	{
+		struct tier_hist a = {0}, b = {0};
+		tier_hist_add(&a, tier_hist_bucket(3.0f), 8192);
+		tier_hist_add(&b, tier_hist_bucket(0.6f), 57344);
+		const struct tier_hist *hh[2] = {&a, &b};
+		double m3 = tier_hist_mid(tier_hist_bucket(3.0f)), m6 = tier_hist_mid(tier_hist_bucket(0.6f));
+		double want = (8192 * m3 + 8192 * m6) / (8192 * m3 + 57344 * m6);
+		float top = tier_hist_top_share(hh, 2, 16384);
+		ok(fabs(top - want) < 1e-4, "top share of a 64 MiB tier over 32 MiB hot + 224 MiB background: %.3f (want %.3f)",
+		   (double)top, want);
+		ok(tier_hist_top_share(hh, 2, 1 << 20) == 1.0f && tier_hist_top_share(hh, 2, 0) == 0.0f,
+		   "top share: 1 when everything fits, 0 for no room");
+		struct tier_hist z = {0};
+		const struct tier_hist *hz[1] = {&z};
+		ok(tier_hist_top_share(hz, 1, 100) == 1.0f, "top share: 1 when nothing is hot");
+	}
 	return done();
 }
