@@ -345,6 +345,8 @@ static void visit_sentinels(bool pull)
 	for (int s = 0; s < SENTINELS; s++) {
 		uint32_t pick = UINT32_MAX;
 		float hottest = 0;
+		/* the walk is the monitor's work too: charged like a visit */
+		uint64_t t0 = tier_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 		for (uint32_t i = 0; i < tier_mon.nwatch; i++) {
 			const struct tier_block *blk = blk_of(&tier_mon.watch[i]);
 			uint32_t st = atomic_load_explicit(&blk->state, memory_order_relaxed);
@@ -355,6 +357,7 @@ static void visit_sentinels(bool pull)
 				pick = i;
 			}
 		}
+		tier_mon.sched_ns += tier_clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
 		if (pick == UINT32_MAX)
 			return;
 		struct ref r = tier_mon.watch[pick];
