@@ -342,27 +342,33 @@ static void timed_visit(struct tier_mapping *m, uint32_t b, bool pull, bool swee
 #define SENTINEL_AGE 4
 static void visit_sentinels(bool pull)
 {
-	for (int s = 0; s < SENTINELS; s++) {
-		uint32_t pick = UINT32_MAX;
-		float hottest = 0;
-		/* the walk is the monitor's work too: charged like a visit */
-		uint64_t t0 = tier_clock_ns(CLOCK_THREAD_CPUTIME_ID);
-		for (uint32_t i = 0; i < tier_mon.nwatch; i++) {
-			const struct tier_block *blk = blk_of(&tier_mon.watch[i]);
-			uint32_t st = atomic_load_explicit(&blk->state, memory_order_relaxed);
-			if (TIER_BS_TIER(st) != 0 || tier_mon.period - blk->pull_period < SENTINEL_AGE)
-				continue;
-			if (blk->heat > hottest) {
-				hottest = blk->heat;
-				pick = i;
+	/* one walk finds them all (hottest first); the walk is the monitor's
+	 * work too: charged like a visit */
+	struct ref pick[SENTINELS];
+	float heat[SENTINELS];
+	int n = 0;
+	uint64_t t0 = tier_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	for (uint32_t i = 0; i < tier_mon.nwatch; i++) {
+		const struct tier_block *blk = blk_of(&tier_mon.watch[i]);
+		uint32_t st = atomic_load_explicit(&blk->state, memory_order_relaxed);
+		if (TIER_BS_TIER(st) != 0 || tier_mon.period - blk->pull_period < SENTINEL_AGE || !(blk->heat > 0))
+			continue;
+		int k = n < SENTINELS ? n++ : SENTINELS;
+		for (; k > 0 && heat[k - 1] < blk->heat; k--)
+			if (k < SENTINELS) {
+				pick[k] = pick[k - 1];
+				heat[k] = heat[k - 1];
 			}
+		if (k < SENTINELS) {
+			pick[k] = tier_mon.watch[i];
+			heat[k] = blk->heat;
 		}
-		tier_mon.sched_ns += tier_clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
-		if (pick == UINT32_MAX)
-			return;
-		struct ref r = tier_mon.watch[pick];
-		timed_visit(r.m, r.b, pull, false);
-		if (!pull || blk_of(&r)->pull_period != tier_mon.period)
+	}
+	tier_mon.sched_ns += tier_clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
+	/* refs, not list slots: a visit may reorder the watch list */
+	for (int k = 0; k < n; k++) {
+		timed_visit(pick[k].m, pick[k].b, pull, false);
+		if (!pull || blk_of(&pick[k])->pull_period != tier_mon.period)
 			return; /* nothing was looked at: do not spin on it */
 	}
 }
