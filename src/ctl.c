@@ -287,6 +287,8 @@ U64_STAT(h_ph_probing, atomic_load(&tier_ph_stats.probing))
 U64_STAT(h_ph_probes, atomic_load(&tier_ph_stats.probes))
 U64_STAT(h_ph_uniform, atomic_load(&tier_ph_stats.uniform))
 U64_STAT(h_ph_splits, atomic_load(&tier_ph_stats.splits))
+U64_STAT(h_ph_costly, atomic_load(&tier_ph_stats.costly))
+U64_STAT(h_mon_surprises, atomic_load(&tier_monitor_stats.surprises))
 U64_STAT(h_ph_joins, atomic_load(&tier_ph_stats.joins))
 U64_STAT(h_ph_thp, atomic_load(&tier_ph_stats.thp_splits))
 U64_STAT(h_ph_promoted, atomic_load(&tier_ph_stats.pages_promoted))
@@ -570,6 +572,7 @@ static const struct node nodes[] = {
 	{"stats.pages.probes", h_ph_probes, TC_U64, false, "pages.probes"},
 	{"stats.pages.uniform", h_ph_uniform, TC_U64, false, "pages.uniform"},
 	{"stats.pages.splits", h_ph_splits, TC_U64, false, "pages.splits"},
+	{"stats.pages.costly", h_ph_costly, TC_U64, false, "pages.costly"},
 	{"stats.pages.joins", h_ph_joins, TC_U64, false, "pages.joins"},
 	{"stats.pages.thp_splits", h_ph_thp, TC_U64, false, "pages.thp_splits"},
 	{"stats.pages.promoted", h_ph_promoted, TC_U64, false, "pages.promoted"},
@@ -584,6 +587,7 @@ static const struct node nodes[] = {
 	{"stats.monitor.spent_ns", h_mon_spent, TC_U64, false, "monitor.spent_ns"},
 	{"stats.monitor.idle", h_mon_idle, TC_BOOL, false, "monitor.idle"},
 	{"stats.monitor.idle_periods", h_mon_idle_periods, TC_U64, false, "monitor.idle_periods"},
+	{"stats.monitor.surprises", h_mon_surprises, TC_U64, false, "monitor.surprises"},
 	{"tier.heat.of", h_heat_of, TC_HEAT_OF, true, NULL},
 	{"tier.cxl.report", h_cxl_report, TC_REPORT, true, NULL},
 	{"job.state", h_job_0, TC_STR, false, NULL},

@@ -133,6 +133,16 @@ float tier_rate_hist_quantile(const struct tier_rate_hist *h, double q)
 	return tier_hist_lower(TIER_HIST_BUCKETS - 1);
 }
 
+int tier_heat_surprise(float n, float expect, float seen)
+{
+	float e = n * expect, o = n * seen;
+	if (e >= TIER_SURPRISE_MIN && o <= e / 4)
+		return -1;
+	if (o >= TIER_SURPRISE_MIN && o >= 4 * e + TIER_SURPRISE_MIN)
+		return 1;
+	return 0;
+}
+
 float tier_heat_noise_step(float var, float prev, float dh, float weight)
 {
 	float v = dh * prev < 0 ? TIER_NOISE_REVERSAL * fminf(dh * dh, prev * prev) : 0.0f;

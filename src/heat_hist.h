@@ -70,4 +70,19 @@ float tier_rate_hist_quantile(const struct tier_rate_hist *h, double q);
 #define TIER_NOISE_REVERSAL 2.55f
 float tier_heat_noise_step(float var, float prev, float dh, float weight);
 
+/* A measurement that the block's estimate could hardly have given: n
+ * pages measured, the estimate said a share `expect` of them would be
+ * written, a share `seen` was.  -1: far fewer (a hot block went cold),
+ * +1: far more (a cold one turned hot), 0: within the counting noise.
+ * Written pages are about Poisson: where the estimate expects at least
+ * TIER_SURPRISE_MIN of them, finding a quarter or less happens by chance
+ * less than 2% of the time (E 6: P(X <= 1) = 1.7%), and finding
+ * TIER_SURPRISE_MIN more than four times the expected number less than
+ * 1% (E 0.5: P(X >= 6) = 0.02%; E 1.5, X >= 10: 0.003%).  This is the
+ * change detector's cue that the ranking churned: the fast tier's hit
+ * share cannot see a hot set that moved while neither it nor its new
+ * place has been looked at (both sides' heat is stale). */
+#define TIER_SURPRISE_MIN 6.0f
+int tier_heat_surprise(float n, float expect, float seen);
+
 #endif

@@ -116,6 +116,13 @@ static struct {
 	uint32_t waiting;      /* blocks due for a probe this period that found no room */
 } probe = {.pause = PROBE_PAUSE};
 
+unsigned tier_monitor_churned(void)
+{
+	unsigned n = tier_mon.churn;
+	tier_mon.churn = 0;
+	return n;
+}
+
 bool tier_monitor_probe_pending(void)
 {
 	/* probes that lately found even heat (at most one split in the last
@@ -204,10 +211,23 @@ static void probe_outcome(bool split)
 /* After a window of block b: a probe splits or lets go, a split block
  * whose heat evened out asks to be joined (the balance round moves its
  * pages home, then drops it). */
-void tier_mon_ph_decide(struct tier_mapping *m, uint32_t b, struct tier_ph *e)
+/* A probe whose windows cost more write faults per period than this many
+ * times the probes' share of the budget is let go: probe_affordable reads
+ * a rate that a long saturated window can put far too low, and on GUPS at
+ * the default budget one probe of a densely written block cost 10 ms of
+ * faults a visit (the budget is 1 ms a period) and starved the monitor. */
+#define PROBE_COSTLY 2.0
+void tier_mon_ph_decide(struct tier_mapping *m, uint32_t b, struct tier_ph *e, double fault_ns)
 {
 	struct tier_block *blk = &m->blocks[b];
 	uint32_t pages = atomic_load_explicit(&blk->state, memory_order_relaxed) & TIER_BS_PAGES;
+	if (e->state == TIER_PH_PROBE &&
+	    fault_ns > PROBE_COSTLY * tier_settings.bg_cpu * tier_settings.period_ms * 1e6 * PROBE_SHARE) {
+		blk->ph_retry = tier_mon.period + PROBE_RETRY;
+		tier_ph_drop(e, tier_mon.hist);
+		atomic_fetch_add(&tier_ph_stats.costly, 1);
+		return;
+	}
 	/* a verdict needs pages seen: over sparse windows even and skewed
 	 * heat look alike (mostly zeros); past PROBE_LONG windows, let go */
 	bool probe_done = e->state == TIER_PH_PROBE && e->windows >= TIER_PH_PROBE_WINDOWS &&
@@ -435,6 +455,16 @@ void tier_mon_fold(struct tier_mapping *m, uint32_t b, bool pulled, bool sweep)
 			if (!w)
 				w = 1;
 			float f = (float)s / (float)(pages * TIER_HEAT_UNIT);
+			if (blk->flags & TIER_BF_PULLED) {
+				/* what the measured part (a slice or the block) should
+				 * have shown, against what it did */
+				float n = blk->pull_pages && blk->pull_pages < pages ? blk->pull_pages : pages;
+				int sp = tier_heat_surprise(n, 1.0f - expf(-blk->rate[i] * (float)w), f);
+				if ((sp < 0 && tier == 0) || (sp > 0 && tier != 0)) {
+					tier_mon.churn++;
+					atomic_fetch_add_explicit(&tier_monitor_stats.surprises, 1, memory_order_relaxed);
+				}
+			}
 			tier_mon.saturated = f >= 0.95f;
 			bound = tier_mon.saturated && w > 1;
 			if (f > 0.95f)

@@ -40,6 +40,7 @@ struct tier_monitor_stats {
 	_Atomic uint32_t watched, cold;
 	_Atomic bool idle;                    /* cheap watch: nothing could move */
 	_Atomic uint64_t idle_periods;
+	_Atomic uint64_t surprises;           /* measurements far off their block's estimate */
 	float floor[5];                       /* per source */
 };
 extern struct tier_monitor_stats tier_monitor_stats;
@@ -68,6 +69,11 @@ void tier_monitor_candidates(struct tier_cand *fast, size_t fcap, size_t *nfast,
 /* Blocks whose heat lies in [lo, hi] (neither clearly hot nor clearly
  * cold) are probed page by page while on (pageheat.h). */
 void tier_monitor_probe_band(bool on, float lo, float hi);
+/* Surprises since the last call (and forgets them): a fast-tier block
+ * found far colder, or a slower-tier block far hotter, than its estimate
+ * (tier_heat_surprise).  The change detector's cue that the ranking
+ * churned. */
+unsigned tier_monitor_churned(void);
 /* Whether probes run or blocks wait for one: a gain still to be had. */
 bool tier_monitor_probe_pending(void);
 /* Drop block b's page-by-page entry (its pages are home and counted so). */

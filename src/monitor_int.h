@@ -53,6 +53,7 @@ struct tier_mon_state {
 	struct ref due[2][DUE_MAX]; /* by period parity: armed last period, armed now */
 	uint32_t ndue[2];
 	bool saturated;      /* the last pull fold found its part all written */
+	unsigned churn;      /* surprises since the balance last asked (tier_monitor_churned) */
 	bool in_due;         /* visiting the due list: no re-queueing */
 	uint64_t sched_ns;   /* this period: the visits' CPU */
 	int64_t fault_ns;    /* this period: faults charged (when armed) less refunds (when measured) */
@@ -83,7 +84,9 @@ static inline struct tier_block *blk_of(const struct ref *r) { return &r->m->blo
 
 /* monitor.c */
 void tier_mon_fold(struct tier_mapping *m, uint32_t b, bool pulled, bool sweep);
-void tier_mon_ph_decide(struct tier_mapping *m, uint32_t b, struct tier_ph *e);
+/* fault_ns: what the window just measured cost the program in write
+ * faults, per period of it. */
+void tier_mon_ph_decide(struct tier_mapping *m, uint32_t b, struct tier_ph *e, double fault_ns);
 /* monitor_visit.c */
 uint64_t tier_mon_spent(void);
 void tier_mon_visit_due(bool pull);

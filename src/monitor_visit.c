@@ -214,7 +214,9 @@ static void visit_pages(struct tier_mapping *m, uint32_t b, struct tier_ph *e, b
 		charge(blk, EXPECT_PAGES);
 		return;
 	}
-	learn(EXPECT_PAGES, measure(m, lo, hi, 1, true), 1);
+	uint64_t found = measure(m, lo, hi, 1, true);
+	uint32_t w = tier_mon.period > blk->pull_period ? tier_mon.period - blk->pull_period : 1;
+	learn(EXPECT_PAGES, found, 1);
 	refund(blk);
 	uint32_t seen = tier_ph_window(e, tier_mon.period);
 	if (e->state == TIER_PH_PROBE) {
@@ -230,7 +232,7 @@ static void visit_pages(struct tier_mapping *m, uint32_t b, struct tier_ph *e, b
 	tier_mon_fold(m, b, true, sweep);
 	blk->pull_period = tier_mon.period;
 	charge(blk, EXPECT_PAGES);
-	tier_mon_ph_decide(m, b, e);
+	tier_mon_ph_decide(m, b, e, (double)found / w);
 }
 
 /* Probes, round-robin, until `until` ns are spent (one visit at least): a

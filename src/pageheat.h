@@ -74,6 +74,7 @@ struct tier_ph {
 
 struct tier_ph_stats {
 	_Atomic uint64_t probes, splits, joins, uniform; /* uniform: probes that found even heat */
+	_Atomic uint64_t costly;                         /* probes let go: they cost more faults than the budget */
 	_Atomic uint32_t probing, split;                 /* blocks in each state now */
 	_Atomic uint64_t thp_splits;                     /* huge pages split to probe */
 	_Atomic uint64_t pages_promoted, pages_demoted;  /* page moves of split blocks */

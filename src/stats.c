@@ -100,7 +100,7 @@ struct snap {
 	struct {
 		uint32_t watched, cold;
 		uint64_t allowance_ns, spent_ns;
-		uint64_t pass_periods, pass_blocks, passes, sweep_blocks, idle_periods;
+		uint64_t pass_periods, pass_blocks, passes, sweep_blocks, idle_periods, surprises;
 		bool idle;
 		double floor[TIER_SRC_COUNT]; /* double: the emitter reads TIER_EV_DOUBLE */
 		float cut, regret;
@@ -176,6 +176,7 @@ static void gather(struct snap *s)
 	s->mon.passes = atomic_load(&tier_monitor_stats.passes);
 	s->mon.sweep_blocks = atomic_load(&tier_monitor_stats.sweep_blocks);
 	s->mon.idle_periods = atomic_load(&tier_monitor_stats.idle_periods);
+	s->mon.surprises = atomic_load(&tier_monitor_stats.surprises);
 	s->mon.idle = atomic_load(&tier_monitor_stats.idle);
 	for (int i = 0; i < TIER_SRC_COUNT; i++)
 		s->mon.floor[i] = tier_monitor_stats.floor[i];
@@ -256,6 +257,7 @@ static void walk_pages(struct tier_emitter *e)
 	tier_emit_u64(e, "probes", "probes", atomic_load(&tier_ph_stats.probes));
 	tier_emit_u64(e, "uniform", "found even", atomic_load(&tier_ph_stats.uniform));
 	tier_emit_u64(e, "splits", "splits", atomic_load(&tier_ph_stats.splits));
+	tier_emit_u64(e, "costly", "let go (too costly)", atomic_load(&tier_ph_stats.costly));
 	tier_emit_u64(e, "joins", "joins", atomic_load(&tier_ph_stats.joins));
 	tier_emit_u64(e, "thp_splits", "huge pages split", atomic_load(&tier_ph_stats.thp_splits));
 	tier_emit_u64(e, "promoted", "pages promoted", atomic_load(&tier_ph_stats.pages_promoted));
@@ -396,6 +398,7 @@ static void walk(struct tier_emitter *e, const struct snap *s)
 	tier_emit_dict_begin(e, "monitor", NULL);
 	tier_emit_bool(e, "idle", "cheap watch (nothing could move)", s->mon.idle);
 	tier_emit_u64(e, "idle_periods", "periods in it", s->mon.idle_periods);
+	tier_emit_u64(e, "surprises", "surprises (change cues)", s->mon.surprises);
 	tier_emit_u64(e, "watched", "watched blocks", s->mon.watched);
 	tier_emit_u64(e, "cold", "cold reservoir", s->mon.cold);
 	tier_emit_u64(e, "allowance_ns", "allowance ns per period", s->mon.allowance_ns);

@@ -252,7 +252,13 @@ static bool detect(const struct tier_policy_out *out, float hit, float best)
 	/* so is a probe waiting for its turn: at steady state a block near
 	 * the cut that the budget cannot probe began a burst every 5 s */
 	bool probes = tier_monitor_probe_pending() && missing;
-	return moves || fell || probes;
+	/* a measurement far off its block's estimate: a fast block gone cold
+	 * or a slow one turned hot.  The hit share cannot see a hot set that
+	 * moved while the blocks it left and the ones it went to are stale:
+	 * at the default budget on GUPS it fell too little to count, and the
+	 * shift went unfollowed for 12 s and more */
+	bool churn = tier_monitor_churned() > 0;
+	return moves || fell || probes || churn;
 }
 
 size_t tier_balance(uint32_t period)

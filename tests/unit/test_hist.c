@@ -154,5 +154,34 @@ int main(void)
 		const struct tier_hist *hz[1] = {&z};
 		ok(tier_hist_top_share(hz, 1, 100) == 1.0f, "top share: 1 when nothing is hot");
 	}
+	/* surprises: a hot slice gone cold and a cold block turned hot are
+	 * seen; the counting noise of a steady block seldom is */
+	{
+		ok(tier_heat_surprise(8, 0.95f, 0.0f) == -1 && tier_heat_surprise(8, 0.95f, 0.125f) == -1,
+		   "a hot 8-page slice found with 0 or 1 page written: gone cold");
+		ok(tier_heat_surprise(512, 0.01f, 0.5f) == 1, "a cold block (5 pages expected) found half written: turned hot");
+		ok(tier_heat_surprise(8, 0.5f, 0.0f) == 0 && tier_heat_surprise(512, 0.0f, 0.008f) == 0,
+		   "too few pages expected or seen to tell: no surprise");
+		/* steady blocks measured with binomial noise: false cues under 2% */
+		unsigned long long x = 88172645463325252ull;
+		double worst = 0;
+		int ns[] = {8, 16, 64, 512};
+		float ps[] = {0.02f, 0.1f, 0.3f, 0.6f, 0.78f, 0.95f};
+		for (int a = 0; a < 4; a++)
+			for (int c = 0; c < 6; c++) {
+				int cues = 0, trials = 4000;
+				for (int t = 0; t < trials; t++) {
+					int k = 0;
+					for (int i = 0; i < ns[a]; i++) {
+						x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+						k += (double)(x >> 11) / 9007199254740992.0 < ps[c];
+					}
+					cues += tier_heat_surprise((float)ns[a], ps[c], (float)k / (float)ns[a]) != 0;
+				}
+				if ((double)cues / trials > worst)
+					worst = (double)cues / trials;
+			}
+		ok(worst < 0.02, "steady blocks (8-512 pages, 2-95%% written): false surprises at most %.2f%%", 100 * worst);
+	}
 	return done();
 }
