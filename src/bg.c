@@ -163,6 +163,7 @@ static void *bg_main(void *arg)
 	 * paused and are woken the first period something could move */
 	bool woke = false;
 	double shed_at = 0; /* bg_cpu when a source was shed */
+	uint64_t between_ns = 0; /* CPU spent between two periods (short windows) */
 	while (!atomic_load(&stop_req)) {
 		unsigned period_ms = tier_settings.period_ms;
 		uint64_t now = tier_clock_ns(CLOCK_MONOTONIC);
@@ -170,7 +171,10 @@ static void *bg_main(void *arg)
 			struct pollfd fds[64];
 			fds[0] = (struct pollfd){.fd = evfd, .events = POLLIN};
 			int n = 1 + tier_heat_pollfds(fds + 1, 63);
-			int r = poll(fds, (nfds_t)n, (int)((next - now) / 1000000) + 1);
+			/* dense blocks' short windows end within the period */
+			uint64_t short_at = tracking ? tier_monitor_short_at() : 0;
+			uint64_t wake = short_at && short_at < next ? short_at : next;
+			int r = poll(fds, (nfds_t)n, wake > now ? (int)((wake - now) / 1000000) + 1 : 0);
 			/* the program closed it (daemons close every descriptor):
 			 * kicks are lost, knob changes wait for the period */
 			if (r > 0 && fds[0].revents && (fds[0].revents & POLLNVAL || !evfd_ours(evfd))) {
@@ -188,6 +192,14 @@ static void *bg_main(void *arg)
 			if (atomic_load(&stop_req))
 				break;
 			now = tier_clock_ns(CLOCK_MONOTONIC);
+			if (short_at && now >= short_at) {
+				uint64_t c = tier_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+				tier_balance_lock();
+				tier_monitor_short_measure();
+				tier_balance_unlock();
+				between_ns += tier_clock_ns(CLOCK_THREAD_CPUTIME_ID) - c;
+				continue;
+			}
 			if (!burst && now < next) {
 				/* woken by error states only (a closed descriptor):
 				 * wait out the period instead of spinning */
@@ -238,7 +250,8 @@ static void *bg_main(void *arg)
 		gain = atomic_load(&tier_balance_stats.gain);
 
 		/* what this period cost, everywhere */
-		uint64_t self = tier_clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
+		uint64_t self = tier_clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0 + between_ns;
+		between_ns = 0;
 		struct costs c1;
 		costs_read(&c1);
 		uint64_t d[TIER_COST_KINDS];

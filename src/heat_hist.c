@@ -133,12 +133,35 @@ float tier_rate_hist_quantile(const struct tier_rate_hist *h, double q)
 	return tier_hist_lower(TIER_HIST_BUCKETS - 1);
 }
 
-int tier_heat_surprise(float n, float expect, float seen)
+double tier_binom_cdf(int n, double p, int k)
 {
-	float e = n * expect, o = n * seen;
-	if (e >= TIER_SURPRISE_MIN && o <= e / 4)
+	if (k < 0)
+		return 0;
+	if (k >= n || p <= 0)
+		return 1;
+	if (p >= 1)
+		return 0;
+	/* summed from the side whose terms do not underflow */
+	if (p > 0.5)
+		return 1 - tier_binom_cdf(n, 1 - p, n - k - 1);
+	double q = 1 - p, t = pow(q, n), s = t;
+	for (int i = 0; i < k; i++) {
+		t *= (double)(n - i) / (double)(i + 1) * p / q;
+		s += t;
+	}
+	return s > 1 ? 1 : s;
+}
+
+int tier_heat_surprise(int n, float rate, float w, float seen)
+{
+	if (n <= 0 || !(w > 0) || !(rate >= 0))
+		return 0;
+	int k = (int)lrintf(seen * (float)n);
+	double lam = (double)rate * w;
+	double p_lo = -expm1(-lam / TIER_SURPRISE_SLACK), p_hi = -expm1(-lam * TIER_SURPRISE_SLACK);
+	if (tier_binom_cdf(n, p_lo, k) < TIER_SURPRISE_P)
 		return -1;
-	if (o >= TIER_SURPRISE_MIN && o >= 4 * e + TIER_SURPRISE_MIN)
+	if (k >= TIER_SURPRISE_MIN_SEEN && 1 - tier_binom_cdf(n, p_hi, k - 1) < TIER_SURPRISE_P)
 		return 1;
 	return 0;
 }

@@ -71,18 +71,23 @@ float tier_rate_hist_quantile(const struct tier_rate_hist *h, double q);
 float tier_heat_noise_step(float var, float prev, float dh, float weight);
 
 /* A measurement that the block's estimate could hardly have given: n
- * pages measured, the estimate said a share `expect` of them would be
- * written, a share `seen` was.  -1: far fewer (a hot block went cold),
- * +1: far more (a cold one turned hot), 0: within the counting noise.
- * Written pages are about Poisson: where the estimate expects at least
- * TIER_SURPRISE_MIN of them, finding a quarter or less happens by chance
- * less than 2% of the time (E 6: P(X <= 1) = 1.7%), and finding
- * TIER_SURPRISE_MIN more than four times the expected number less than
- * 1% (E 0.5: P(X >= 6) = 0.02%; E 1.5, X >= 10: 0.003%).  This is the
- * change detector's cue that the ranking churned: the fast tier's hit
- * share cannot see a hot set that moved while neither it nor its new
- * place has been looked at (both sides' heat is stale). */
-#define TIER_SURPRISE_MIN 6.0f
-int tier_heat_surprise(float n, float expect, float seen);
+ * pages measured over a window of w periods, a share `seen` of them found
+ * written, where the estimate is `rate` writes per page per period.
+ * -1: far fewer (a hot block went cold), +1: far more (a cold one turned
+ * hot), 0: what the estimate allows.  Each page is written in the window
+ * with probability 1 - exp(-rate w), so the count is binomial; the test
+ * gives the estimate a factor TIER_SURPRISE_SLACK either way (it is a
+ * moving average of a rate that varies) and calls a surprise what that
+ * leaves less likely than TIER_SURPRISE_P.  The change detector's cue
+ * that the ranking churned: the fast tier's hit share cannot see a hot set
+ * that moved while neither it nor its new place has been looked at. */
+#define TIER_SURPRISE_SLACK 1.5
+#define TIER_SURPRISE_P 1e-3
+/* ... and a block turned hot shows at least this many pages written (a
+ * block estimated idle that shows two is not news) */
+#define TIER_SURPRISE_MIN_SEEN 4
+int tier_heat_surprise(int n, float rate, float w, float seen);
+/* P(X <= k) for X ~ Binomial(n, p). */
+double tier_binom_cdf(int n, double p, int k);
 
 #endif

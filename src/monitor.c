@@ -134,6 +134,11 @@ bool tier_monitor_probe_pending(void)
 	return probe.waiting || atomic_load(&tier_ph_stats.probing);
 }
 
+void tier_monitor_set_cut(float cut)
+{
+	tier_mon.cut = cut;
+}
+
 void tier_monitor_probe_band(bool on, float lo, float hi)
 {
 	probe.on = on;
@@ -155,6 +160,11 @@ static void watch(struct tier_mapping *m, uint32_t b);
  * probe is for, costs few faults a window. */
 static bool probe_affordable(const struct tier_block *blk)
 {
+	/* all written in its last window: as dense as it is hot, and a probe
+	 * would pay a fault on every page (GUPS's background: 500 faults a
+	 * window, where its rate said 20) */
+	if (blk->flags & TIER_BF_BOUND)
+		return false;
 	uint32_t pages = atomic_load_explicit(&blk->state, memory_order_relaxed) & TIER_BS_PAGES;
 	double written = (1.0 - exp(-(double)blk->rate[TIER_SRC_PAGEMAP])) * pages;
 	double share = tier_settings.bg_cpu * tier_settings.period_ms * 1e6 * PROBE_SHARE;
@@ -397,7 +407,7 @@ static void reset(struct tier_block *blk)
 		atomic_store_explicit(&blk->samples[i], 0, memory_order_relaxed);
 	}
 	blk->fold_period = 0;
-	blk->flags &= (uint8_t)~TIER_BF_PULLED;
+	blk->flags &= (uint8_t)~(TIER_BF_PULLED | TIER_BF_BOUND);
 }
 
 /* Fold what the sources saw of block b into its heat.  pulled: a pull
@@ -428,6 +438,7 @@ void tier_mon_fold(struct tier_mapping *m, uint32_t b, bool pulled, bool sweep)
 	uintptr_t addr = tier_block_addr(m, b);
 	float heat = 0;
 	bool seen = false;
+	int surprise = 0; /* the pull source's measurement: tier_heat_surprise */
 	for (int i = 0; i < TIER_SRC_COUNT; i++) {
 		bool pull = i == TIER_SRC_PAGEMAP;
 		if (pull ? !pulled : !push) {
@@ -451,27 +462,39 @@ void tier_mon_fold(struct tier_mapping *m, uint32_t b, bool pulled, bool sweep)
 			 * at rate r is found written with probability
 			 * 1 - exp(-r w)); a share near 1 only says "at least
 			 * this hot" */
-			uint32_t w = tier_mon.period - blk->pull_period;
-			if (!w)
+			/* the window, in periods: a short one is a fraction */
+			float w = tier_mon.short_w > 0 ? tier_mon.short_w : (float)(tier_mon.period - blk->pull_period);
+			if (!(w > 0))
 				w = 1;
 			float f = (float)s / (float)(pages * TIER_HEAT_UNIT);
+			int sp = 0;
 			if (blk->flags & TIER_BF_PULLED) {
 				/* what the measured part (a slice or the block) should
 				 * have shown, against what it did */
-				float n = blk->pull_pages && blk->pull_pages < pages ? blk->pull_pages : pages;
-				int sp = tier_heat_surprise(n, 1.0f - expf(-blk->rate[i] * (float)w), f);
-				if ((sp < 0 && tier == 0) || (sp > 0 && tier != 0)) {
-					tier_mon.churn++;
-					atomic_fetch_add_explicit(&tier_monitor_stats.surprises, 1, memory_order_relaxed);
-				}
+				uint32_t n = blk->pull_pages && blk->pull_pages < pages ? blk->pull_pages : pages;
+				sp = tier_heat_surprise((int)n, blk->rate[i], w, f);
+				surprise = sp;
 			}
 			tier_mon.saturated = f >= 0.95f;
 			bound = tier_mon.saturated && w > 1;
+			if (tier_mon.saturated)
+				blk->flags |= TIER_BF_BOUND;
+			else
+				blk->flags &= (uint8_t)~TIER_BF_BOUND;
 			if (f > 0.95f)
 				f = 0.95f;
-			r = -log1pf(-f) / (float)w;
-			double dw = pow(tier_mon.decay, w);
-			if (!(blk->flags & TIER_BF_PULLED))
+			r = -log1pf(-f) / w;
+			/* a window's weight follows its length, but a short one
+			 * weighs as much as one period: it saw as many writes as
+			 * a period shows on a slower block (heat decays by samples
+			 * seen); weighed by its length, a block gone cold that no
+			 * surprise caught kept its old heat for seconds */
+			double dw = pow(tier_mon.decay, w < 1 ? 1 : w);
+			/* a surprise is a change, not noise: the estimate starts
+			 * again from what was found (averaged in, a short window
+			 * weighs a sixteenth of a period and the block that went
+			 * cold stayed hot for seconds) */
+			if (!(blk->flags & TIER_BF_PULLED) || (sp < 0 && !bound) || (sp > 0 && r > blk->rate[i]))
 				blk->rate[i] = r;
 			else if (!tier_mon.saturated || r > blk->rate[i])
 				blk->rate[i] = (float)(blk->rate[i] * dw + r * (1.0 - dw));
@@ -492,6 +515,17 @@ void tier_mon_fold(struct tier_mapping *m, uint32_t b, bool pulled, bool sweep)
 			heat += over;
 	}
 	heat = heat < 1e-6f ? 0.0f : heat;
+	/* churn: a surprise that takes a block across the policy's cut the
+	 * wrong way for its tier (a fast block gone cold, a slow one turned
+	 * hot); others (noise near zero, a hot block found hotter) change no
+	 * placement and would spend the burst bank for nothing */
+	float cut = tier_mon.cut;
+	if (surprise && cut > 0 &&
+	    ((tier == 0 && surprise < 0 && blk->heat >= cut && heat < cut) ||
+	     (tier != 0 && surprise > 0 && blk->heat < cut && heat >= cut))) {
+		tier_mon.churn++;
+		atomic_fetch_add_explicit(&tier_monitor_stats.surprises, 1, memory_order_relaxed);
+	}
 	/* how much the estimate moves from one fold to the next, noise
 	 * told from change (heat_hist.h) */
 	if (!first) {
@@ -553,8 +587,10 @@ uint64_t tier_monitor_period(uint32_t period, double decay, uint64_t allowance_n
 {
 	tier_mon.period = period;
 	tier_mon.decay = decay;
-	tier_mon.sched_ns = 0;
-	tier_mon.fault_ns = 0;
+	/* the short windows measured since the last period are its work too */
+	tier_mon.sched_ns = tier_mon.carry_sched;
+	tier_mon.fault_ns = (int64_t)tier_mon.carry_fault;
+	tier_mon.carry_sched = tier_mon.carry_fault = 0;
 	tier_mon.one_fault = tier_heat_fault_ns();
 	slots_advance();
 	rcu_read_lock();
@@ -699,6 +735,11 @@ void tier_monitor_gone(struct tier_mapping *m)
 				tier_mon.due[k][i] = tier_mon.due[k][--tier_mon.ndue[k]];
 			else
 				i++;
+	for (uint32_t i = 0; i < tier_mon.nshort;)
+		if (tier_mon.shorts[i].r.m == m)
+			tier_mon.shorts[i] = tier_mon.shorts[--tier_mon.nshort];
+		else
+			i++;
 	tier_mon_runs_forget(m);
 	if (tier_mon.cm == m)
 		tier_mon.cm = NULL; /* resume at the next sequence number */
@@ -723,6 +764,7 @@ void tier_monitor_forget(void)
 		}
 	tier_mon_runs_forget(NULL);
 	tier_mon.ndue[0] = tier_mon.ndue[1] = 0;
+	tier_mon.nshort = 0;
 	tier_mon.idle = false;
 	atomic_store(&tier_monitor_stats.idle, false);
 }

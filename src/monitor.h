@@ -41,6 +41,7 @@ struct tier_monitor_stats {
 	_Atomic bool idle;                    /* cheap watch: nothing could move */
 	_Atomic uint64_t idle_periods;
 	_Atomic uint64_t surprises;           /* measurements far off their block's estimate */
+	_Atomic uint64_t short_windows;       /* dense blocks' slices measured over a short window */
 	float floor[5];                       /* per source */
 };
 extern struct tier_monitor_stats tier_monitor_stats;
@@ -54,6 +55,12 @@ extern struct tier_monitor_stats tier_monitor_stats;
  * what measuring found), that part also in *faults_ns.  Background
  * thread, balance lock held. */
 uint64_t tier_monitor_period(uint32_t period, double decay, uint64_t allowance_ns, uint64_t *faults_ns);
+/* Dense blocks' short windows (monitor_int.h): when the first of the
+ * slices armed for one is due (CLOCK_MONOTONIC ns; 0: none), and their
+ * measure, which the caller runs then (background thread, balance lock
+ * held).  What it costs counts in the next period's spending. */
+uint64_t tier_monitor_short_at(void);
+void tier_monitor_short_measure(void);
 /* Cheap watch: sources paused, nothing armed, only the period's bookkeeping. */
 void tier_monitor_set_idle(bool idle);
 /* A block moved (policy or tier.promote/demote): watch it for a while. */
@@ -74,6 +81,9 @@ void tier_monitor_probe_band(bool on, float lo, float hi);
  * (tier_heat_surprise).  The change detector's cue that the ranking
  * churned. */
 unsigned tier_monitor_churned(void);
+/* The policy's heat cut between the tiers (0: everything warm fits the
+ * fast tier): only surprises across it are churn. */
+void tier_monitor_set_cut(float cut);
 /* Whether probes run or blocks wait for one: a gain still to be had. */
 bool tier_monitor_probe_pending(void);
 /* Drop block b's page-by-page entry (its pages are home and counted so). */

@@ -43,6 +43,21 @@ struct ref {
 	uint32_t b;
 };
 
+/* Dense blocks: written so fast that a one-period window finds their
+ * slice all written (rate TIER_DENSE_RATE per page per period and up),
+ * so that a hot block and a merely busy one look alike.  Their slices are
+ * measured over a short window instead, SHORT_DIV times shorter than a
+ * period, after the period's steps (see tier_monitor_short_at). */
+#define DENSE_RATE 2.5f
+#define SHORT_DIV 16
+#define SHORT_MAX 512
+struct short_ref {
+	struct ref r;
+	uint64_t armed_ns; /* CLOCK_MONOTONIC when its slice was armed */
+	uint32_t period;   /* the period that armed it */
+	uint16_t pages;    /* the slice armed */
+};
+
 struct tier_mon_state {
 	uint32_t period;
 	double decay;
@@ -52,8 +67,13 @@ struct tier_mon_state {
 	uint32_t ncold;
 	struct ref due[2][DUE_MAX]; /* by period parity: armed last period, armed now */
 	uint32_t ndue[2];
+	struct short_ref shorts[SHORT_MAX]; /* slices armed for a short window */
+	uint32_t nshort;
+	float short_w;       /* while one is measured: its window, in periods */
+	uint64_t carry_sched, carry_fault; /* what the short windows cost, counted in the next period */
 	bool saturated;      /* the last pull fold found its part all written */
 	unsigned churn;      /* surprises since the balance last asked (tier_monitor_churned) */
+	float cut;           /* the policy's heat cut between the tiers (0: all fits) */
 	bool in_due;         /* visiting the due list: no re-queueing */
 	uint64_t sched_ns;   /* this period: the visits' CPU */
 	int64_t fault_ns;    /* this period: faults charged (when armed) less refunds (when measured) */

@@ -5,6 +5,7 @@
 
 #include "monitor.h"
 #include "monitor_int.h"
+#include "knobs.h"
 
 /* ------------------------------------------------------------ visiting */
 
@@ -91,6 +92,7 @@ static struct {
 	bool sweep;
 } run;
 
+static void arm_slice(struct tier_mapping *m, uint32_t b, uint32_t n);
 static void run_flush(void)
 {
 	if (!run.n)
@@ -109,14 +111,23 @@ static void run_flush(void)
 			blk->pull_first = 0;
 			charge(blk, EXPECT_WHOLE);
 		} else {
+			bool long_window = tier_mon.period - blk->pull_period > 1;
 			refund(blk);
 			tier_mon_fold(run.m, b, true, run.sweep);
-			if (busy(blk)) {
+			bool all = tier_mon.saturated && long_window;
+			if (busy(blk) || all) {
 				/* it turned busy: re-armed whole it would pay a fault
-				 * on every page again before the next visit */
+				 * on every page again before the next visit.  All
+				 * written over a long window (a sweep pass) says only
+				 * "at least a few writes a pass": a block written every
+				 * period looks so too, and was taken for cold (and
+				 * probed page by page, at 500 faults a window) until a
+				 * slice over one period told them apart */
 				uintptr_t a = tier_block_addr(run.m, b);
 				tier_heat_disarm(run.m, a, a + TIER_BLOCK);
 				blk->pull_pages = 0;
+				if (all)
+					arm_slice(run.m, b, SLICE_MIN);
 			} else {
 				charge(blk, EXPECT_WHOLE);
 			}
@@ -154,6 +165,18 @@ static void due_add(struct tier_mapping *m, uint32_t b)
 	uint32_t *n = &tier_mon.ndue[tier_mon.period & 1];
 	if (!tier_mon.in_due && *n < DUE_MAX)
 		tier_mon.due[tier_mon.period & 1][(*n)++] = (struct ref){m, b};
+}
+
+/* A dense block's slice, just measured and re-armed: measured again after
+ * a short window (tier_monitor_short_measure). */
+static void short_add(struct tier_mapping *m, uint32_t b)
+{
+	if (tier_mon.short_w > 0 || tier_mon.nshort >= SHORT_MAX)
+		return;
+	struct tier_block *blk = &m->blocks[b];
+	tier_mon.shorts[tier_mon.nshort++] = (struct short_ref){
+		.r = {m, b}, .armed_ns = tier_clock_ns(CLOCK_MONOTONIC), .period = tier_mon.period,
+		.pages = blk->pull_pages};
 }
 
 /* Arm a slice of n pages of block b, at a place that depends on the
@@ -293,7 +316,12 @@ static void visit(struct tier_mapping *m, uint32_t b, bool pull, bool sweep)
 		tier_mon_fold(m, b, true, sweep);
 		blk->pull_period = tier_mon.period;
 		charge(blk, EXPECT_SLICE);
-		if (tier_mon.saturated && long_window)
+		/* all written: a long window says little, a one-period one
+		 * resolves rates up to a few writes per page per period, and a
+		 * block known to be faster than that needs a short one */
+		if (tier_mon.saturated && blk->rate[TIER_SRC_PAGEMAP] >= DENSE_RATE)
+			short_add(m, b);
+		else if (tier_mon.saturated && long_window)
 			due_add(m, b);
 		return;
 	}
@@ -412,6 +440,44 @@ void tier_mon_visit_due(bool pull)
 	run_flush();
 	tier_mon.sched_ns += tier_clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
 	tier_mon.in_due = false;
+}
+
+uint64_t tier_monitor_short_at(void)
+{
+	if (!tier_mon.nshort)
+		return 0;
+	return tier_mon.shorts[0].armed_ns + (uint64_t)tier_settings.period_ms * 1000000ull / SHORT_DIV;
+}
+
+void tier_monitor_short_measure(void)
+{
+	uint64_t t0 = tier_clock_ns(CLOCK_THREAD_CPUTIME_ID), now = tier_clock_ns(CLOCK_MONOTONIC);
+	double period_ns = (double)tier_settings.period_ms * 1e6;
+	tier_mon.sched_ns = 0;
+	tier_mon.fault_ns = 0;
+	rcu_read_lock();
+	for (uint32_t i = 0; i < tier_mon.nshort; i++) {
+		struct short_ref *e = &tier_mon.shorts[i];
+		struct tier_mapping *m = e->r.m;
+		struct tier_block *blk = blk_of(&e->r);
+		/* still the slice armed then (not moved, re-armed or dropped since) */
+		if (m->gone || blk->pull_period != e->period || blk->pull_pages != e->pages || !e->pages ||
+		    now <= e->armed_ns)
+			continue;
+		tier_mon.short_w = (float)((double)(now - e->armed_ns) / period_ns);
+		uintptr_t lo, hi;
+		slice_range(m, e->r.b, blk->pull_first, e->pages, &lo, &hi);
+		learn(EXPECT_SLICE, measure(m, lo, hi, TIER_PAGES_PER_BLOCK / e->pages, true), 1);
+		refund(blk);
+		tier_mon_fold(m, e->r.b, true, false);
+		charge(blk, EXPECT_SLICE);
+		atomic_fetch_add_explicit(&tier_monitor_stats.short_windows, 1, memory_order_relaxed);
+	}
+	tier_mon.short_w = 0;
+	tier_mon.nshort = 0;
+	rcu_read_unlock();
+	tier_mon.carry_sched += tier_mon.sched_ns + (tier_clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0);
+	tier_mon.carry_fault += tier_mon.fault_ns > 0 ? (uint64_t)tier_mon.fault_ns : 0;
 }
 
 /* The cursor's mapping, valid under rcu_read_lock: the saved one unless it

@@ -291,6 +291,7 @@ size_t tier_balance(uint32_t period)
 	bool contended = nt > 1 && (warm << TIER_PAGE_SHIFT) > high && th.cut > 0;
 	float lo = th.cut / (float)s->hysteresis, hi = th.cut * (float)s->hysteresis;
 	tier_monitor_probe_band(contended, lo > TIER_MIN_HEAT ? lo : TIER_MIN_HEAT, hi);
+	tier_monitor_set_cut(contended ? th.cut : 0);
 	size_t nfast, nslow;
 	tier_monitor_candidates(cand_fast, CAND_MAX, &nfast, cand_slow, CAND_MAX, &nslow, period,
 				TIER_SETTLE_PERIODS, th.swap_min, th.demote_max);
