@@ -28,7 +28,12 @@ A=${A:-10} W=${W:-4} RATE=${RATE:-2} TOUCH_MAX=${TOUCH_MAX:-8192} ROUNDS=${ROUND
 BG=${BG:-0.01}
 if [ $quick = 1 ]; then
 	FOOT=${*:-64 256}
-	A=3 W=1 ROUNDS=1
+	# the window holds the budget's payback: a visit cannot be cut
+	# short, and one period whose measure finds a pass's worth of write
+	# faults (100-300 ms natively at 256 MiB) is paid back by the next
+	# periods (a debt of at most 50 of them); a 1 s window read 9.4% of a
+	# core in one paced run of a CI run (0.2-1.0% in the other seven)
+	A=6 W=5 ROUNDS=1
 fi
 out=${SCALE_OUT:-$top/bench/out}
 mkdir -p "$out"
