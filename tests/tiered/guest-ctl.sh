@@ -51,7 +51,7 @@ ok $? "all $nl names readable through ctl, $n1 tier.1.* included ($bad failed)"
 
 # a smaller fast_limit demotes: fast bytes fall
 ctl_lower $cpid
-ok $? "ctl tier.fast_limit=48M: fast bytes $((${before:-0} >> 20)) MiB -> $((${after:-0} >> 20)) MiB in $took s, $((${dem:-0} >> 20)) MiB demoted"
+ok $? "ctl tier.fast_limit=48M: fast bytes $((${before:-0} >> 20)) MiB -> $((${after:-0} >> 20)) MiB in $took s, $((${dem:-0} >> 20)) MiB demoted, the kernel shows ${moved:-?} MiB more on node 1"
 moved=$("$TM" ctl $cpid tier.demote=8M | num)
 [ "${moved:-0}" -gt 0 ]
 ok $? "ctl tier.demote=8M moved ${moved:-0} bytes"

@@ -118,7 +118,7 @@ ctl_prog 128M >"$tmp/py" 2>&1 &
 py=$!
 ctl_wait "$tmp/py"
 ctl_lower $py
-ok $? "default: ctl tier.fast_limit=48M on a running python: fast bytes $((${before:-0} >> 20)) -> $((${after:-0} >> 20)) MiB in $took s, $((${dem:-0} >> 20)) MiB demoted"
+ok $? "default: ctl tier.fast_limit=48M on a running python: fast bytes $((${before:-0} >> 20)) -> $((${after:-0} >> 20)) MiB in $took s, $((${dem:-0} >> 20)) MiB demoted, the kernel shows ${moved:-?} MiB more on node 1"
 touch "$tmp/stop"
 wait $py 2>/dev/null
 
