@@ -467,13 +467,11 @@ void tier_mon_fold(struct tier_mapping *m, uint32_t b, bool pulled, bool sweep)
 			if (!(w > 0))
 				w = 1;
 			float f = (float)s / (float)(pages * TIER_HEAT_UNIT);
-			int sp = 0;
 			if (blk->flags & TIER_BF_PULLED) {
 				/* what the measured part (a slice or the block) should
 				 * have shown, against what it did */
 				uint32_t n = blk->pull_pages && blk->pull_pages < pages ? blk->pull_pages : pages;
-				sp = tier_heat_surprise((int)n, blk->rate[i], w, f);
-				surprise = sp;
+				surprise = tier_heat_surprise((int)n, blk->rate[i], w, f);
 			}
 			tier_mon.saturated = f >= 0.95f;
 			bound = tier_mon.saturated && w > 1;
@@ -494,7 +492,7 @@ void tier_mon_fold(struct tier_mapping *m, uint32_t b, bool pulled, bool sweep)
 			 * again from what was found (averaged in, a short window
 			 * weighs a sixteenth of a period and the block that went
 			 * cold stayed hot for seconds) */
-			if (!(blk->flags & TIER_BF_PULLED) || (sp < 0 && !bound) || (sp > 0 && r > blk->rate[i]))
+			if (!(blk->flags & TIER_BF_PULLED) || surprise < 0 || (surprise > 0 && r > blk->rate[i]))
 				blk->rate[i] = r;
 			else if (!tier_mon.saturated || r > blk->rate[i])
 				blk->rate[i] = (float)(blk->rate[i] * dw + r * (1.0 - dw));
