@@ -386,10 +386,6 @@ static int h_device(const struct req *r, long i, const struct tier_knob *k)
 	size_t v[] = {s.held_blocks, s.held_bytes, s.pinned_blocks, s.pinned_bytes};
 	return out(r, &v[i], sizeof(size_t));
 }
-static int h_device_held(const struct req *r, long i, const struct tier_knob *k) { (void)i; return h_device(r, 0, k); }
-static int h_device_held_bytes(const struct req *r, long i, const struct tier_knob *k) { (void)i; return h_device(r, 1, k); }
-static int h_device_pinned(const struct req *r, long i, const struct tier_knob *k) { (void)i; return h_device(r, 2, k); }
-static int h_device_pinned_bytes(const struct req *r, long i, const struct tier_knob *k) { (void)i; return h_device(r, 3, k); }
 static char held_reason[96];
 static int h_device_reason(const struct req *r, long i, const struct tier_knob *k)
 {
@@ -496,22 +492,6 @@ static int h_job(const struct req *r, long i, const struct tier_knob *k)
 	}
 	return ENOENT;
 }
-#define JOB_NODE(name, i, type) \
-	static int h_job_##i(const struct req *r, long x, const struct tier_knob *k) \
-	{ (void)x; return h_job(r, i, k); }
-JOB_NODE(state, 0, TC_STR)
-JOB_NODE(name, 1, TC_STR)
-JOB_NODE(ledger, 2, TC_STR)
-JOB_NODE(members, 3, TC_UNSIGNED)
-JOB_NODE(fast_limit, 4, TC_SIZE)
-JOB_NODE(share, 5, TC_SIZE)
-JOB_NODE(limit, 6, TC_SIZE)
-JOB_NODE(fast_bytes, 7, TC_SIZE)
-JOB_NODE(requests, 8, TC_U64)
-JOB_NODE(cgroup, 9, TC_STR)
-JOB_NODE(memory_max, 10, TC_U64)
-JOB_NODE(memory_current, 11, TC_U64)
-JOB_NODE(mems, 12, TC_STR)
 
 struct node {
 	const char *pattern; /* '#' stands for a tier index */
@@ -592,27 +572,10 @@ static const struct node nodes[] = {
 	{"stats.monitor.short_windows", h_mon_short_windows, TC_U64, false, "monitor.short_windows"},
 	{"tier.heat.of", h_heat_of, TC_HEAT_OF, true, NULL},
 	{"tier.cxl.report", h_cxl_report, TC_REPORT, true, NULL},
-	{"job.state", h_job_0, TC_STR, false, NULL},
-	{"job.name", h_job_1, TC_STR, false, NULL},
-	{"job.ledger", h_job_2, TC_STR, false, NULL},
-	{"job.members", h_job_3, TC_UNSIGNED, false, NULL},
-	{"job.fast_limit", h_job_4, TC_SIZE, false, NULL},
-	{"job.share", h_job_5, TC_SIZE, false, NULL},
-	{"job.limit", h_job_6, TC_SIZE, false, NULL},
-	{"job.fast_bytes", h_job_7, TC_SIZE, false, NULL},
-	{"job.requests", h_job_8, TC_U64, false, NULL},
-	{"job.cgroup", h_job_9, TC_STR, false, NULL},
-	{"cgroup.memory_max", h_job_10, TC_U64, false, NULL},
-	{"cgroup.memory_current", h_job_11, TC_U64, false, NULL},
-	{"cgroup.mems", h_job_12, TC_STR, false, NULL},
 	/* device awareness (issue 10) */
 	{"stats.migrate_retries", h_migrate_retries, TC_U64, false, "migration.retries"},
-	{"stats.device.held_blocks", h_device_held, TC_SIZE, false, "device.held_blocks"},
-	{"stats.device.held_bytes", h_device_held_bytes, TC_SIZE, false, "device.held_bytes"},
 	{"stats.device.held_marked", h_device_marked, TC_U64, false, "device.held_marked"},
 	{"stats.device.held_reason", h_device_reason, TC_STR, false, "device.held_reason"},
-	{"stats.device.pinned_blocks", h_device_pinned, TC_SIZE, false, "device.pinned_blocks"},
-	{"stats.device.pinned_bytes", h_device_pinned_bytes, TC_SIZE, false, "device.pinned_bytes"},
 	{"stats.device.reg_calls", h_devreg_calls, TC_U64, false, "device.reg_calls"},
 	{"stats.device.reg_pinned", h_devreg_pinned, TC_U64, false, "device.reg_pinned"},
 	{"stats.device.reg_foreign", h_devreg_foreign, TC_U64, false, "device.reg_foreign"},
@@ -647,6 +610,30 @@ static enum tier_ctl_type knob_ctl_type(const struct tier_knob *k)
 	}
 	return TC_U64;
 }
+
+/* Names whose handler serves several values, by index. */
+static const struct {
+	struct node n;
+	long arg;
+} nodes_at[] = {
+	{{"job.state", h_job, TC_STR, false, NULL}, 0},
+	{{"job.name", h_job, TC_STR, false, NULL}, 1},
+	{{"job.ledger", h_job, TC_STR, false, NULL}, 2},
+	{{"job.members", h_job, TC_UNSIGNED, false, NULL}, 3},
+	{{"job.fast_limit", h_job, TC_SIZE, false, NULL}, 4},
+	{{"job.share", h_job, TC_SIZE, false, NULL}, 5},
+	{{"job.limit", h_job, TC_SIZE, false, NULL}, 6},
+	{{"job.fast_bytes", h_job, TC_SIZE, false, NULL}, 7},
+	{{"job.requests", h_job, TC_U64, false, NULL}, 8},
+	{{"job.cgroup", h_job, TC_STR, false, NULL}, 9},
+	{{"cgroup.memory_max", h_job, TC_U64, false, NULL}, 10},
+	{{"cgroup.memory_current", h_job, TC_U64, false, NULL}, 11},
+	{{"cgroup.mems", h_job, TC_STR, false, NULL}, 12},
+	{{"stats.device.held_blocks", h_device, TC_SIZE, false, "device.held_blocks"}, 0},
+	{{"stats.device.held_bytes", h_device, TC_SIZE, false, "device.held_bytes"}, 1},
+	{{"stats.device.pinned_blocks", h_device, TC_SIZE, false, "device.pinned_blocks"}, 2},
+	{{"stats.device.pinned_bytes", h_device, TC_SIZE, false, "device.pinned_bytes"}, 3},
+};
 
 /* One name as the walk hands it out. */
 struct ref {
@@ -686,6 +673,12 @@ static int walk(int (*visit)(void *ctx, const char *name, const struct ref *ref)
 			if ((e = visit(ctx, name, &ref)))
 				return e;
 		}
+	}
+	for (size_t i = 0; i < sizeof(nodes_at) / sizeof(nodes_at[0]); i++) {
+		const struct node *n = &nodes_at[i].n;
+		struct ref ref = {n->fn, nodes_at[i].arg, n->type, n->writable, NULL, n->json};
+		if ((e = visit(ctx, n->pattern, &ref)))
+			return e;
 	}
 	for (unsigned src = 0; src < TIER_SRC_COUNT; src++)
 		for (size_t k = 0; k < sizeof(per_source) / sizeof(*per_source); k++) {

@@ -128,15 +128,21 @@ static void h_destroy(extent_hooks_t *h, void *addr, size_t size, bool committed
 	}
 }
 
+/* Commit and decommit of extents jemalloc mapped itself: its own hooks'
+ * (the two have one signature), or "not done" when it has none. */
+static bool default_commit(bool on, void *addr, size_t size, size_t offset, size_t length, unsigned arena)
+{
+	extent_commit_t *fwd = on ? tier_default_hooks->commit : tier_default_hooks->decommit;
+	return fwd ? fwd(tier_default_hooks, addr, size, offset, length, arena) : true;
+}
+
 static bool h_commit(extent_hooks_t *h, void *addr, size_t size, size_t offset, size_t length,
 		     unsigned arena)
 {
 	(void)h;
 	struct tier_mapping *m = known(addr);
 	if (!m)
-		return tier_default_hooks->commit
-			       ? tier_default_hooks->commit(tier_default_hooks, addr, size, offset, length, arena)
-			       : true;
+		return default_commit(true, addr, size, offset, length, arena);
 	tier_place_commit(m, (uintptr_t)addr + offset, length);
 	return false;
 }
@@ -147,10 +153,7 @@ static bool h_decommit(extent_hooks_t *h, void *addr, size_t size, size_t offset
 	(void)h;
 	struct tier_mapping *m = known(addr);
 	if (!m)
-		return tier_default_hooks->decommit
-			       ? tier_default_hooks->decommit(tier_default_hooks, addr, size, offset, length,
-							      arena)
-			       : true;
+		return default_commit(false, addr, size, offset, length, arena);
 	/* Drop the pages first: once the block is accounted empty it may be
 	 * re-placed and rebound, and it must hold nothing then. */
 	if (madvise((char *)addr + offset, length, MADV_DONTNEED))
