@@ -472,6 +472,17 @@ void tier_mon_fold(struct tier_mapping *m, uint32_t b, bool pulled, bool sweep)
 				 * have shown, against what it did */
 				uint32_t n = blk->pull_pages && blk->pull_pages < pages ? blk->pull_pages : pages;
 				surprise = tier_heat_surprise((int)n, blk->rate[i], w, f);
+				/* far too little written in a short window (a
+				 * sixteenth of a period) is a question, not an answer:
+				 * a program that pauses (GUPS checks where its pages
+				 * are for 25-30 ms every 250 ms) reads so on every hot
+				 * block at once.  Taken as a change, its hot set
+				 * restarted cold, lost to the noise of its background
+				 * and was demoted.  A window of one period, next,
+				 * spans such a pause and answers (the caller asks) */
+				tier_mon.cold_short = surprise < 0 && tier_mon.short_w > 0;
+				if (tier_mon.cold_short)
+					surprise = 0;
 			}
 			tier_mon.saturated = f >= 0.95f;
 			bound = tier_mon.saturated && w > 1;
@@ -489,8 +500,7 @@ void tier_mon_fold(struct tier_mapping *m, uint32_t b, bool pulled, bool sweep)
 			 * surprise caught kept its old heat for seconds */
 			double dw = pow(tier_mon.decay, w < 1 ? 1 : w);
 			/* a surprise is a change, not noise: the estimate starts
-			 * again from what was found (averaged in, a short window
-			 * weighs a sixteenth of a period and the block that went
+			 * again from what was found (averaged in, a block gone
 			 * cold stayed hot for seconds) */
 			if (!(blk->flags & TIER_BF_PULLED) || surprise < 0 || (surprise > 0 && r > blk->rate[i]))
 				blk->rate[i] = r;
@@ -513,13 +523,15 @@ void tier_mon_fold(struct tier_mapping *m, uint32_t b, bool pulled, bool sweep)
 			heat += over;
 	}
 	heat = heat < 1e-6f ? 0.0f : heat;
-	/* churn: a surprise that takes a block across the policy's cut the
-	 * wrong way for its tier (a fast block gone cold, a slow one turned
-	 * hot); others (noise near zero, a hot block found hotter) change no
+	/* churn: a surprise that takes a block the wrong way for its tier: a
+	 * fast block out of the clearly hot band (hysteresis times the cut:
+	 * an old hot set under a uniform background falls to the background's
+	 * heat, about the cut, not under it), a slow one across the cut.
+	 * Others (noise near zero, a hot block found hotter) change no
 	 * placement and would spend the burst bank for nothing */
-	float cut = tier_mon.cut;
+	float cut = tier_mon.cut, band = cut * (float)tier_settings.hysteresis;
 	if (surprise && cut > 0 &&
-	    ((tier == 0 && surprise < 0 && blk->heat >= cut && heat < cut) ||
+	    ((tier == 0 && surprise < 0 && blk->heat >= band && heat < band) ||
 	     (tier != 0 && surprise > 0 && blk->heat < cut && heat >= cut))) {
 		tier_mon.churn++;
 		atomic_fetch_add_explicit(&tier_monitor_stats.surprises, 1, memory_order_relaxed);
@@ -585,6 +597,7 @@ uint64_t tier_monitor_period(uint32_t period, double decay, uint64_t allowance_n
 {
 	tier_mon.period = period;
 	tier_mon.decay = decay;
+	tier_mon.allowance = allowance_ns;
 	/* the short windows measured since the last period are its work too */
 	tier_mon.sched_ns = tier_mon.carry_sched;
 	tier_mon.fault_ns = (int64_t)tier_mon.carry_fault;

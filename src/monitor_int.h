@@ -51,6 +51,9 @@ struct ref {
 #define DENSE_RATE 2.5f
 #define SHORT_DIV 16
 #define SHORT_MAX 512
+/* What one short window is taken to cost before any was measured (TCG:
+ * 20-50 us, natively a few) */
+#define SHORT_NS_FIRST 20000.0f
 struct short_ref {
 	struct ref r;
 	uint64_t armed_ns; /* CLOCK_MONOTONIC when its slice was armed */
@@ -69,9 +72,12 @@ struct tier_mon_state {
 	uint32_t ndue[2];
 	struct short_ref shorts[SHORT_MAX]; /* slices armed for a short window */
 	uint32_t nshort;
+	uint64_t allowance;  /* this period's, for what is scheduled beyond it */
+	float short_ns;      /* what one short window cost lately */
 	float short_w;       /* while one is measured: its window, in periods */
 	uint64_t carry_sched, carry_fault; /* what the short windows cost, counted in the next period */
 	bool saturated;      /* the last pull fold found its part all written */
+	bool cold_short;     /* ... or, over a short window, far under its estimate */
 	unsigned churn;      /* surprises since the balance last asked (tier_monitor_churned) */
 	float cut;           /* the policy's heat cut between the tiers (0: all fits) */
 	bool in_due;         /* visiting the due list: no re-queueing */
