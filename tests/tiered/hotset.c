@@ -10,6 +10,10 @@
  *     -w: before that window, keep touching until tier.heat.sources holds
  *         the text given (up to 60 s): the budget has settled the sources
  *     -g GOAL: the share of the hot set on node 0 that ends a phase (0.9)
+ *     -k SECONDS: after the last phase, keep touching that long and fail
+ *         unless the hot set stayed: the median of its share on node 0,
+ *         sampled every 0.25 s, at least GOAL less 5 points (a default
+ *         that churns reaches the goal and loses it)
  *     -R: reads only (the hot set is read, never written)
  *     -p STRIDE: scattered: the hot set is one page in STRIDE of every block
  *         (wherever it is), HOT_MIB ignored: what a key-value store's
@@ -266,11 +270,38 @@ static int phase(int id, char **hot, int n, double timeout)
 	}
 }
 
+/* -k: keep touching hot for secs; 0 if it stayed on node 0. */
+static int hold(char **hot, int n, double secs)
+{
+	enum { MAXS = 1024 };
+	double v[MAXS], t0 = now(), next = t0, lo = 1;
+	int k = 0;
+	unsigned round = 0;
+	while (now() - t0 < secs) {
+		touch(hot, n, round++);
+		double t = now();
+		if (t < next || k == MAXS)
+			continue;
+		next = t + 0.25;
+		v[k] = on_fast(hot, n, NULL);
+		lo = v[k] < lo ? v[k] : lo;
+		for (int i = k++; i > 0 && v[i] < v[i - 1]; i--) { /* insertion: kept sorted */
+			double x = v[i];
+			v[i] = v[i - 1];
+			v[i - 1] = x;
+		}
+	}
+	double med = k ? v[k / 2] : 0;
+	printf("held: median %.1f%%, lowest %.1f%% over %.0f s (%d samples)\n", med * 100, lo * 100, secs, k);
+	fflush(stdout);
+	return k && med >= goal - 0.05 ? 0 : 4;
+}
+
 int main(int argc, char **argv)
 {
 	int shift = 0, opt;
-	double timeout = 20, steady_secs = 0;
-	while ((opt = getopt(argc, argv, "svt:c:y:w:Rp:g:")) != -1) {
+	double timeout = 20, steady_secs = 0, hold_secs = 0;
+	while ((opt = getopt(argc, argv, "svt:c:y:w:Rp:g:k:")) != -1) {
 		if (opt == 's')
 			shift = 1;
 		else if (opt == 'v')
@@ -287,6 +318,8 @@ int main(int argc, char **argv)
 			goal = atof(optarg);
 		else if (opt == 'R')
 			reads = 1;
+		else if (opt == 'k')
+			hold_secs = atof(optarg);
 		else if (opt == 'p')
 			stride = atoi(optarg) > 0 ? atoi(optarg) : 1;
 		else
@@ -338,6 +371,8 @@ int main(int argc, char **argv)
 		double old = on_fast(hot, hotn, NULL);
 		printf("old hot set: %.1f%% still on node 0\n", old * 100);
 	}
+	if (!rc && hold_secs > 0)
+		rc = hold(shift ? hot2 : hot, hotn, hold_secs);
 	if (steady_secs > 0)
 		steady(shift ? hot2 : hot, hotn, steady_secs);
 	return rc;
