@@ -68,8 +68,9 @@ ok $r "default: scattered hot pages (one in 16, 16 MiB over 256 MiB) >= 50% fast
 [ $r -eq 0 ] || sed 's/^/# /' "$tmp/p"
 splits=$(sed -n 's/.*"pages":{[^}]*"splits":\([0-9]*\).*/\1/p' "$tmp/p.json")
 up=$(sed -n 's/.*"pages":{[^}]*"promoted":\([0-9]*\).*/\1/p' "$tmp/p.json")
-[ "${splits:-0}" -gt 0 ] && [ "${up:-0}" -gt 0 ]
-ok $? "default: blocks were split and placed page by page (${splits:-?} splits, ${up:-?} pages promoted)"
+mixed=$(sed -n 's/^mixed: \(-*[0-9]*\) blocks.*/\1/p' "$tmp/p")
+[ "${splits:-0}" -gt 0 ] && [ "${up:-0}" -gt 0 ] && [ "${mixed:-0}" -gt 0 ]
+ok $? "default: blocks were split and placed page by page (${splits:-?} splits, ${up:-?} pages promoted; the kernel shows ${mixed:-?} blocks of 2 MiB on both tiers)"
 
 # --- the cost at steady state, everything included ----------------------
 # After the hot set is fast, DAMON shed (under TCG its coarsest sampling

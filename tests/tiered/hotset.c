@@ -17,7 +17,8 @@
  *     -R: reads only (the hot set is read, never written)
  *     -p STRIDE: scattered: the hot set is one page in STRIDE of every block
  *         (wherever it is), HOT_MIB ignored: what a key-value store's
- *         popular items look like to whole-block placement
+ *         popular items look like to whole-block placement; then prints how
+ *         many 2 MiB blocks hold pages on both tiers (the kernel's answer)
  * Output lines: "phase N reached F% after S s" or "phase N timeout F%". */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -69,6 +70,42 @@ static double on_fast(char **blocks, int n, double *slow)
 	if (slow)
 		*slow = total ? (double)sl / (double)total : 0;
 	return total ? (double)fast / (double)total : 0;
+}
+
+/* 2 MiB blocks (the allocator's unit) holding pages on node 0 and on a
+ * slow node at once: placed page by page, as the kernel reports it (a
+ * whole-block engine leaves none; -1 if the blocks lie too far apart). */
+static int mixed_blocks(char **blocks, int n)
+{
+	enum { SPAN = 1 << 16 };
+	static unsigned char seen[SPAN]; /* bit 0: a page on node 0, bit 1: on a slow node */
+	static void *pages[64 * NPG];
+	static int status[64 * NPG];
+	uintptr_t lo = UINTPTR_MAX, hi = 0;
+	for (int i = 0; i < n; i++) {
+		uintptr_t b = (uintptr_t)blocks[i] >> 21;
+		lo = b < lo ? b : lo;
+		hi = b + 1 > hi ? b + 1 : hi;
+	}
+	if (!n || hi - lo >= SPAN)
+		return -1;
+	memset(seen, 0, sizeof(seen));
+	for (int i = 0; i < n;) {
+		int k = 0, j = i;
+		for (; j < n && k + NPG <= 64 * NPG; j++)
+			for (int p = 0; p < NPG; p++)
+				pages[k++] = blocks[j] + (size_t)p * PG;
+		if (move_pages(0, (unsigned long)k, pages, NULL, status, 0))
+			return -1;
+		for (int x = 0; x < k; x++)
+			if (status[x] >= 0)
+				seen[((uintptr_t)pages[x] >> 21) - lo] |= status[x] == 0 ? 1 : 2;
+		i = j;
+	}
+	int mixed = 0;
+	for (uintptr_t b = 0; b < hi - lo; b++)
+		mixed += seen[b] == 3;
+	return mixed;
 }
 
 static int node_of(char *b)
@@ -343,6 +380,7 @@ int main(int argc, char **argv)
 		       stride, total, f * 100, slow * 100);
 		fflush(stdout);
 		int rc = phase(1, all, total, timeout);
+		printf("mixed: %d blocks of 2 MiB hold pages on both tiers\n", mixed_blocks(all, total));
 		if (steady_secs > 0)
 			steady(all, total, steady_secs);
 		return rc;
