@@ -323,12 +323,16 @@ bool tier_arena_spare_ready(void)
 	return ready;
 }
 
+/* Never above PTRDIFF_MAX: jemalloc's realloc fails past its largest
+ * class without setting errno; the watched path sets ENOMEM. */
 size_t tier_arena_watch(void)
 {
 	if (hooks_on && oversize && !atomic_load(&huge_hooked))
 		return oversize;
-	return large_slack ? atomic_load_explicit(&large_at, memory_order_relaxed) : SIZE_MAX;
+	return large_slack ? atomic_load_explicit(&large_at, memory_order_relaxed) : PTRDIFF_MAX;
 }
+
+bool tier_thread_watch_none(void) { return !hooks_on && !large_slack; }
 
 void tier_arena_large_cache(size_t slack) { large_slack = slack; }
 
