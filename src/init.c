@@ -22,6 +22,21 @@
 #include "registry.h"
 #include "stats.h"
 
+/* atexit and pthread_atfork are what glibc's libc_nonshared.a links in:
+ * stubs at the end of the text, whose last 64 KiB window every process
+ * would map for them (and _fini, see Makefile.am).  Their bodies: */
+extern void *__dso_handle __attribute__((visibility("hidden")));
+int __cxa_atexit(void (*fn)(void *), void *arg, void *dso);
+int __register_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void), void *dso);
+
+static void at_fork(void (*prepare)(void), void (*parent)(void), void (*child)(void))
+{
+	__register_atfork(prepare, parent, child, &__dso_handle);
+}
+
+/* DT_FINI (Makefile.am): _fini is empty, destructors run from .fini_array */
+void tier_fini(void) {}
+
 static _Atomic int boot_state; /* 0 not started, 1 booting, 2 done */
 static __thread bool booting;
 static void boot_once(void);
@@ -119,7 +134,7 @@ static void boot(void)
 	tier_bg_add_steps(tier_period_steps, tier_period_nsteps);
 	tier_bg_add_steps(chan_steps, 1);
 
-	pthread_atfork(prefork, postfork_parent, postfork_child);
+	at_fork(prefork, postfork_parent, postfork_child);
 	tier_arena_large_cache(tier_settings.large_cache);
 	if (tier_arenas_install(tier_topo.ntiers, hooks_needed()) < 0)
 		tier_log("could not install extent hooks; allocations are served untiered");
@@ -152,8 +167,9 @@ static void after_fork_child(void)
 	tier_bg_after_fork_child();
 }
 
-static void at_exit(void)
+static void at_exit(void *unused)
 {
+	(void)unused;
 	tier_bg_stop();
 	tier_job_leave();
 	tier_chan_close();
@@ -203,7 +219,7 @@ void tier_start(void)
 		if (fd >= 0)
 			tier_stats_fd = fd;
 	}
-	atexit(at_exit);
+	__cxa_atexit(at_exit, NULL, &__dso_handle);
 	/* jemalloc registers its fork handlers when it initialises: make sure
 	 * it has (no mallctl needs to have run), so that these prepare before
 	 * its own (a thread holding the arena lock may be waiting for one of
@@ -213,8 +229,8 @@ void tier_start(void)
 	tier_thread_enter(0);
 	dallocx(mallocx(1, 0), 0);
 	tier_reentry_leave(was);
-	pthread_atfork(tier_arenas_prefork, tier_arenas_postfork, tier_arenas_postfork);
-	pthread_atfork(NULL, NULL, after_fork_child);
+	at_fork(tier_arenas_prefork, tier_arenas_postfork, tier_arenas_postfork);
+	at_fork(NULL, NULL, after_fork_child);
 	/* a job member places its first allocations by its share, not by
 	 * its own budget: join before the program runs */
 	tier_job_period();

@@ -193,9 +193,18 @@ size_t tier_knob_size(const struct tier_knob *k)
 	return 0;
 }
 
+/* ASCII case folding by hand: strncasecmp reads the locale's tables,
+ * pages no other start-up code maps. */
+static char lower(char c) { return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c; }
+
 static bool word_is(const char *v, size_t len, const char *w)
 {
-	return strlen(w) == len && !strncasecmp(v, w, len);
+	if (strlen(w) != len)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (lower(v[i]) != lower(w[i]))
+			return false;
+	return true;
 }
 
 static int bool_parse(const char *v, size_t len, bool *out)
@@ -267,6 +276,36 @@ int tier_size_parse(const char *v, size_t len, size_t *out)
 	return 0;
 }
 
+/* Digits with at most one '.': m / 10^k of two exact doubles, so rounded
+ * once, as strtod rounds, while m < 2^53 and k <= 22.  The defaults all
+ * are: parsing them at start-up then maps none of libc's strtod pages. */
+static bool decimal_exact(const char *v, size_t len, double *out)
+{
+	static const double p10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+				     1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+				     1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+	uint64_t m = 0;
+	int k = -1, nd = 0; /* k: digits after the point, -1 before it */
+	for (size_t i = 0; i < len; i++) {
+		if (v[i] == '.') {
+			if (k >= 0)
+				return false;
+			k = 0;
+			continue;
+		}
+		if (m >= ((uint64_t)1 << 53) / 10)
+			return false;
+		m = m * 10 + (uint64_t)(v[i] - '0');
+		nd++;
+		if (k >= 0)
+			k++;
+	}
+	if (!nd || k > 22)
+		return false;
+	*out = (double)m / p10[k < 0 ? 0 : k];
+	return true;
+}
+
 static int double_parse(const char *v, size_t len, double *out)
 {
 	char buf[64];
@@ -277,6 +316,8 @@ static int double_parse(const char *v, size_t len, double *out)
 	for (size_t i = 0; i < len; i++)
 		if (!((buf[i] >= '0' && buf[i] <= '9') || buf[i] == '.'))
 			return -1;
+	if (decimal_exact(buf, len, out))
+		return 0;
 	char *end;
 	double d = strtod(buf, &end);
 	if (end != buf + len || !isfinite(d))

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "fmt.h"
 #include "list.h"
 #include "tier.h"
 
@@ -77,8 +78,8 @@ char *tier_nodemask_str(tier_nodemask_t m, char *buf, size_t len)
 		int j = i;
 		while (j + 1 < TIER_MAX_NODES && (m >> (j + 1) & 1))
 			j++;
-		int r = j > i ? snprintf(buf + n, len - n, "%s%d-%d", n ? "," : "", i, j)
-			      : snprintf(buf + n, len - n, "%s%d", n ? "," : "", i);
+		int r = j > i ? tier_fmt(buf + n, len - n, "%s%d-%d", n ? "," : "", i, j)
+			      : tier_fmt(buf + n, len - n, "%s%d", n ? "," : "", i);
 		if (r < 0)
 			break;
 		n += (size_t)r;

@@ -122,7 +122,7 @@ int tier_topology_read_cxl(struct tier_topology *t)
 	 * and libcrypto stays after dlclose), and kernels with CXL support
 	 * have /sys/bus/cxl without any CXL memory: load it only when a CXL
 	 * region exists and there is more than one node for it to explain. */
-	if (__builtin_popcountll(t->present) < 2 ||
+	if (tier_bits64(t->present) < 2 ||
 	    tier_dir_each("/sys/bus/cxl/devices", region_entry, NULL) <= 0)
 		return 0;
 	void *h = dlopen("libcxl.so.1", RTLD_NOW | RTLD_LOCAL);
