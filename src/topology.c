@@ -102,13 +102,13 @@ static int mtier_entry(const char *name, void *arg)
 void tier_topology_read(struct tier_topology *t)
 {
 	char buf[256], path[128];
-	/* zero already in a fresh process (.bss): a memset would make its
-	 * 16 KiB resident in every process */
-	for (size_t i = 0; i < sizeof(*t); i++)
-		if (((const unsigned char *)t)[i]) {
-			memset(t, 0, sizeof(*t));
-			break;
-		}
+	/* tier_topo is zero (.bss) until its first read: a memset would make
+	 * its 16 KiB resident in every process */
+	static bool read_before;
+	if (t != &tier_topo || read_before)
+		memset(t, 0, sizeof(*t));
+	if (t == &tier_topo)
+		read_before = true;
 	/* Nodes with memory; older kernels lack has_memory, use online. */
 	if (tier_read_file(NODE_DIR "/has_memory", buf, sizeof(buf)) <= 0 &&
 	    tier_read_file(NODE_DIR "/online", buf, sizeof(buf)) <= 0) {
