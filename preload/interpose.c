@@ -44,7 +44,7 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
-static void *boot_malloc(size_t size)
+TIER_STARTUP static void *boot_malloc(size_t size)
 {
 	void *p = mallocx(size ? size : 1, 0);
 	if (TIER_UNLIKELY(!p))
@@ -52,7 +52,7 @@ static void *boot_malloc(size_t size)
 	return p;
 }
 
-static void boot_free(void *p)
+TIER_STARTUP static void boot_free(void *p)
 {
 	if (p)
 		dallocx(p, 0);
@@ -92,7 +92,7 @@ static inline void leave(void)
 
 /* malloc once tier_thread_enter admitted the call: a large buffer the
  * cache took goes to the huge arena, and its hold ends after the call. */
-static void *malloc_admitted(size_t size)
+TIER_STARTUP static void *malloc_admitted(size_t size)
 {
 	int flags = tier_thread_flags();
 	void *p = flags ? mallocx(size, flags) : JE_MALLOC(size);
@@ -117,7 +117,7 @@ static void *mallocx_admitted(size_t size, int flags)
 /* Past the size watch: a thread's first allocation, or a huge one, which
  * holds the large-buffer cache through jemalloc's call (tier_thread_leave). */
 static __attribute__((noinline)) void *malloc_armed(size_t size);
-static __attribute__((noinline)) void *malloc_watched(size_t size)
+TIER_STARTUP static __attribute__((noinline)) void *malloc_watched(size_t size)
 {
 	if (TIER_UNLIKELY(TIER_REENTRY_ARMED))
 		return malloc_armed(size);
@@ -154,14 +154,14 @@ static __attribute__((noinline)) void free_armed(void *ptr)
 
 /* Until the constructor resolves jemalloc (signal_safe is read at boot,
  * and never changes after), the entry points ask at every call. */
-static void *malloc_checked(size_t size)
+TIER_STARTUP static void *malloc_checked(size_t size)
 {
 	if (TIER_UNLIKELY(TIER_REENTRY_ARMED))
 		return malloc_armed(size);
 	return JE_MALLOC(size);
 }
 
-static void free_checked(void *ptr)
+TIER_STARTUP static void free_checked(void *ptr)
 {
 	if (TIER_UNLIKELY(TIER_REENTRY_ARMED))
 		free_armed(ptr);
@@ -425,7 +425,7 @@ EXPORT int malloc_trim(size_t pad)
  * their first instruction; else the jump after their size watch goes
  * straight to jemalloc.  realloc keeps its checks (realloc(p, 0),
  * realloc(NULL, n), errno past jemalloc's largest class). */
-static void make_direct(void *m, void *f, void *c, void *r, void *n)
+TIER_STARTUP static void make_direct(void *m, void *f, void *c, void *r, void *n)
 {
 	bool none = tier_thread_watch_none();
 	const struct tier_patch p[] = {
@@ -440,7 +440,7 @@ static void make_direct(void *m, void *f, void *c, void *r, void *n)
 
 int tier_entry_direct;
 
-__attribute__((constructor)) static void interpose_init(void)
+TIER_STARTUP __attribute__((constructor)) static void interpose_init(void)
 {
 	tier_boot(); /* the settings the entry points follow */
 	void *h = dlopen("libjemalloc.so.2", RTLD_NOLOAD | RTLD_LAZY);

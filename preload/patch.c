@@ -26,12 +26,13 @@
 #include <sys/single_threaded.h>
 #include <unistd.h>
 
+#include "../src/tier.h"
 #include "patch.h"
 
 #define SPAN 64 /* bytes of a function searched for its indirect jump */
 
 /* Where the rewrite goes in p->fn and how long it is, or NULL. */
-static unsigned char *site_of(const struct tier_patch *p, size_t *len)
+TIER_STARTUP static unsigned char *site_of(const struct tier_patch *p, size_t *len)
 {
 	unsigned char *f = p->fn;
 	if (!p->slot) {
@@ -52,7 +53,7 @@ static unsigned char *site_of(const struct tier_patch *p, size_t *len)
 	return NULL;
 }
 
-int tier_patch_apply(const struct tier_patch *p, int n)
+TIER_STARTUP int tier_patch_apply(const struct tier_patch *p, int n)
 {
 #if defined(__x86_64__)
 	if (!__libc_single_threaded)

@@ -7,20 +7,21 @@
 #include <string.h>
 
 #include "fmt.h"
+#include "tier.h"
 
 struct out {
 	char *buf;
 	size_t len, n;
 };
 
-static void put(struct out *o, char c)
+TIER_STARTUP static void put(struct out *o, char c)
 {
 	if (o->n + 1 < o->len)
 		o->buf[o->n] = c;
 	o->n++;
 }
 
-static void put_u(struct out *o, unsigned long long v, unsigned base)
+TIER_STARTUP static void put_u(struct out *o, unsigned long long v, unsigned base)
 {
 	char t[24];
 	int k = 0;
@@ -31,7 +32,7 @@ static void put_u(struct out *o, unsigned long long v, unsigned base)
 		put(o, t[--k]);
 }
 
-int tier_vfmt(char *buf, size_t len, const char *fmt, va_list ap)
+TIER_STARTUP int tier_vfmt(char *buf, size_t len, const char *fmt, va_list ap)
 {
 	struct out o = {buf, len, 0};
 	for (const char *f = fmt; *f; f++) {
@@ -80,7 +81,7 @@ int tier_vfmt(char *buf, size_t len, const char *fmt, va_list ap)
 	return (int)o.n;
 }
 
-int tier_fmt(char *buf, size_t len, const char *fmt, ...)
+TIER_STARTUP int tier_fmt(char *buf, size_t len, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);

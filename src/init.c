@@ -29,13 +29,13 @@ extern void *__dso_handle __attribute__((visibility("hidden")));
 int __cxa_atexit(void (*fn)(void *), void *arg, void *dso);
 int __register_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void), void *dso);
 
-static void at_fork(void (*prepare)(void), void (*parent)(void), void (*child)(void))
+TIER_STARTUP static void at_fork(void (*prepare)(void), void (*parent)(void), void (*child)(void))
 {
 	__register_atfork(prepare, parent, child, &__dso_handle);
 }
 
 /* DT_FINI (Makefile.am): _fini is empty, destructors run from .fini_array */
-void tier_fini(void) {}
+TIER_STARTUP void tier_fini(void) {}
 
 static _Atomic int boot_state; /* 0 not started, 1 booting, 2 done */
 static __thread bool booting;
@@ -75,7 +75,7 @@ static void postfork_child(void)
 }
 
 /* Default budget: 90% of the fast tier's free memory at start-up. */
-static size_t default_fast_limit(void)
+TIER_STARTUP static size_t default_fast_limit(void)
 {
 	uint64_t free_b = 0;
 	for (int n = 0; n < TIER_MAX_NODES; n++)
@@ -88,7 +88,7 @@ static size_t default_fast_limit(void)
  * fast_nodes/slow_nodes override can add one at run time) and advise off,
  * nothing is ever placed or moved: jemalloc then runs alone, without the
  * fixed cost of hooking (its control tree for every possible arena). */
-static bool hooks_needed(void)
+TIER_STARTUP static bool hooks_needed(void)
 {
 	return tier_topo.ntiers >= 2 || tier_settings.advise || tier_settings.always_hook;
 }
@@ -115,7 +115,7 @@ static void chan_step(struct tier_bg_round *r)
 }
 static const struct tier_bg_step chan_steps[] = {{"channel", chan_step, TIER_BG_ALWAYS, NULL}};
 
-static void boot(void)
+TIER_STARTUP static void boot(void)
 {
 	tier_settings_default(&tier_settings);
 	tier_conf_load(&tier_settings);
@@ -140,7 +140,7 @@ static void boot(void)
 		tier_log("could not install extent hooks; allocations are served untiered");
 }
 
-static void boot_once(void)
+TIER_STARTUP static void boot_once(void)
 {
 	if (TIER_LIKELY(atomic_load_explicit(&boot_state, memory_order_acquire) == 2) || booting)
 		return;
@@ -167,7 +167,7 @@ static void after_fork_child(void)
 	tier_bg_after_fork_child();
 }
 
-static void at_exit(void *unused)
+TIER_STARTUP static void at_exit(void *unused)
 {
 	(void)unused;
 	tier_bg_stop();
@@ -179,7 +179,7 @@ static void at_exit(void *unused)
 
 /* Says once, at start, what tiering does in this process; quiet unless
  * asked (verbose) or the user configured tiering that cannot happen. */
-static void announce(void)
+TIER_STARTUP static void announce(void)
 {
 	bool wanted = tier_knob_given(&tier_settings, "fast_nodes") ||
 		      tier_knob_given(&tier_settings, "slow_nodes") ||
@@ -199,7 +199,7 @@ static void announce(void)
 	}
 }
 
-void tier_start(void)
+TIER_STARTUP void tier_start(void)
 {
 	tier_boot();
 	/* CXL facts only refine the reasons; tiers stay as booted unless the

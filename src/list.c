@@ -6,7 +6,7 @@
 #include "list.h"
 #include "tier.h"
 
-int tier_list_parse(const char *v, size_t len, const char *seps,
+TIER_STARTUP int tier_list_parse(const char *v, size_t len, const char *seps,
 		    int (*item)(void *ctx, const char *s, size_t n), void *ctx)
 {
 	if (len == 0)
@@ -40,7 +40,7 @@ static size_t node_num(const char *s, size_t n, long *out)
 }
 
 /* "3" or "2-5" */
-static int node_range(void *ctx, const char *s, size_t n)
+TIER_STARTUP static int node_range(void *ctx, const char *s, size_t n)
 {
 	long a, b;
 	size_t i = node_num(s, n, &a);
@@ -59,7 +59,7 @@ static int node_range(void *ctx, const char *s, size_t n)
 
 /* Accepts ',' and '+' between items so that a list can sit inside a
  * TIERMALLOC_CONF value ("fast_nodes:0+2"). */
-int tier_nodemask_parse(const char *s, size_t len, tier_nodemask_t *out)
+TIER_STARTUP int tier_nodemask_parse(const char *s, size_t len, tier_nodemask_t *out)
 {
 	tier_nodemask_t m = 0;
 	if (tier_list_parse(s, len, ",+", node_range, &m))
@@ -68,7 +68,7 @@ int tier_nodemask_parse(const char *s, size_t len, tier_nodemask_t *out)
 	return 0;
 }
 
-char *tier_nodemask_str(tier_nodemask_t m, char *buf, size_t len)
+TIER_STARTUP char *tier_nodemask_str(tier_nodemask_t m, char *buf, size_t len)
 {
 	size_t n = 0;
 	buf[0] = '\0';

@@ -22,7 +22,7 @@ struct tier_topology tier_topo;
 #define MTIER_DIR "/sys/devices/virtual/memory_tiering"
 
 /* Leading decimal digits of s (at least one), or -1; *end past them. */
-static long long digits(const char *s, const char **end)
+TIER_STARTUP static long long digits(const char *s, const char **end)
 {
 	long long v = 0;
 	const char *c = s;
@@ -32,7 +32,7 @@ static long long digits(const char *s, const char **end)
 	return c == s ? -1 : v;
 }
 
-static const char *blanks(const char *s)
+TIER_STARTUP static const char *blanks(const char *s)
 {
 	while (*s == ' ' || *s == '\t')
 		s++;
@@ -40,7 +40,7 @@ static const char *blanks(const char *s)
 }
 
 /* "Node <id> <key> <kB>": the key (up to its blank) and the number. */
-static bool meminfo_line(const char *l, const char **key, size_t *klen, unsigned long long *kb)
+TIER_STARTUP static bool meminfo_line(const char *l, const char **key, size_t *klen, unsigned long long *kb)
 {
 	const char *c;
 	if (strncmp(l, "Node", 4) || digits(blanks(l + 4), &c) < 0)
@@ -56,7 +56,7 @@ static bool meminfo_line(const char *l, const char **key, size_t *klen, unsigned
 
 /* No sscanf or snprintf here: the start-up text pays none of libc's
  * stdio pages (fmt.c). */
-static void read_meminfo(int n, struct tier_node *nd)
+TIER_STARTUP static void read_meminfo(int n, struct tier_node *nd)
 {
 	char path[96], buf[2048];
 	tier_fmt(path, sizeof(path), NODE_DIR "/node%d/meminfo", n);
@@ -81,7 +81,7 @@ struct mtier_ctx {
 	struct tier_topology *t;
 };
 
-static int mtier_entry(const char *name, void *arg)
+TIER_STARTUP static int mtier_entry(const char *name, void *arg)
 {
 	struct mtier_ctx *c = arg;
 	const char *end;
@@ -99,7 +99,7 @@ static int mtier_entry(const char *name, void *arg)
 	return 0;
 }
 
-void tier_topology_read(struct tier_topology *t)
+TIER_STARTUP void tier_topology_read(struct tier_topology *t)
 {
 	char buf[256], path[128];
 	/* tier_topo is zero (.bss) until its first read: a memset would make
@@ -165,7 +165,7 @@ int tier_topology_tier_of(const struct tier_topology *t, int node)
 
 static size_t append(char *buf, size_t len, size_t n, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
-static size_t append(char *buf, size_t len, size_t n, const char *fmt, ...)
+TIER_STARTUP static size_t append(char *buf, size_t len, size_t n, const char *fmt, ...)
 {
 	if (n >= len)
 		return n;
@@ -177,7 +177,7 @@ static size_t append(char *buf, size_t len, size_t n, const char *fmt, ...)
 }
 
 /* One clause per node: the facts that placed it in its tier. */
-static void explain(struct tier_topology *t, struct tier_tier *tt, const char *lead)
+TIER_STARTUP static void explain(struct tier_topology *t, struct tier_tier *tt, const char *lead)
 {
 	size_t n = append(tt->reason, sizeof(tt->reason), 0, "%s", lead);
 	size_t nd_len = 0;
@@ -206,7 +206,7 @@ static void explain(struct tier_topology *t, struct tier_tier *tt, const char *l
 	}
 }
 
-static void add_tier(struct tier_topology *t, tier_nodemask_t m)
+TIER_STARTUP static void add_tier(struct tier_topology *t, tier_nodemask_t m)
 {
 	if (!m)
 		return;
@@ -218,7 +218,7 @@ static void add_tier(struct tier_topology *t, tier_nodemask_t m)
 }
 
 /* Group candidate nodes by an ordering key (ascending = faster). */
-static void group_by(struct tier_topology *t, tier_nodemask_t cand, int (*key)(const struct tier_node *))
+TIER_STARTUP static void group_by(struct tier_topology *t, tier_nodemask_t cand, int (*key)(const struct tier_node *))
 {
 	tier_nodemask_t left = cand;
 	while (left) {
@@ -235,11 +235,11 @@ static void group_by(struct tier_topology *t, tier_nodemask_t cand, int (*key)(c
 	}
 }
 
-static int key_mtier(const struct tier_node *n) { return n->mtier; }
-static int key_latency(const struct tier_node *n) { return n->read_latency; }
-static int key_cpuless(const struct tier_node *n) { return !n->has_cpu; }
+TIER_STARTUP static int key_mtier(const struct tier_node *n) { return n->mtier; }
+TIER_STARTUP static int key_latency(const struct tier_node *n) { return n->read_latency; }
+TIER_STARTUP static int key_cpuless(const struct tier_node *n) { return !n->has_cpu; }
 
-void tier_topology_classify(struct tier_topology *t, tier_nodemask_t fast_ov, tier_nodemask_t slow_ov)
+TIER_STARTUP void tier_topology_classify(struct tier_topology *t, tier_nodemask_t fast_ov, tier_nodemask_t slow_ov)
 {
 	char a[48], b[48];
 	tier_nodemask_t cand = t->present & t->allowed;

@@ -116,7 +116,7 @@ static int region_entry(const char *name, void *arg)
 	return !strncmp(name, "region", 6);
 }
 
-int tier_topology_read_cxl(struct tier_topology *t)
+TIER_STARTUP int tier_topology_read_cxl(struct tier_topology *t)
 {
 	/* libcxl pulls in libkmod, libudev and libcrypto (1.4 MiB resident,
 	 * and libcrypto stays after dlclose), and kernels with CXL support
