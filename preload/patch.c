@@ -65,8 +65,12 @@ TIER_STARTUP int tier_patch_apply(const struct tier_patch *p, int n)
 		n = 16;
 	for (int i = 0; i < n; i++) {
 		site[i] = p[i].target ? site_of(&p[i], &len[i]) : NULL;
-		if (!site[i])
+		/* an int3 there is a debugger's breakpoint on the function,
+		 * whose saved byte it would write back into our jump */
+		if (!site[i] || site[i][0] == 0xcc) {
+			site[i] = NULL;
 			continue;
+		}
 		/* e9 rel32: the target within 2 GiB of the jump */
 		intptr_t rel = (intptr_t)p[i].target - (intptr_t)(site[i] + 5);
 		if (rel != (int32_t)rel) {
