@@ -67,8 +67,9 @@ static inline void *new_plain(size_t n)
 	return new_impl(n, 0, 0);
 }
 
-EXPORT void *_Znwm(size_t n) { return new_plain(n); }
-EXPORT void *_Znam(size_t n) { return new_plain(n); }
+void *tier_cxx_new(size_t n) { return new_plain(n); }
+EXPORT void *_Znwm(size_t n) __attribute__((alias("tier_cxx_new")));
+EXPORT void *_Znam(size_t n) __attribute__((alias("tier_cxx_new")));
 EXPORT void *_ZnwmRKSt9nothrow_t(size_t n, const void *t) { (void)t; return new_impl(n, 0, 1); }
 EXPORT void *_ZnamRKSt9nothrow_t(size_t n, const void *t) { (void)t; return new_impl(n, 0, 1); }
 EXPORT void *_ZnwmSt11align_val_t(size_t n, size_t a) { return new_impl(n, a, 0); }

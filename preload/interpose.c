@@ -22,7 +22,11 @@
  * comes from a signal handler that
  * interrupted this thread in the allocator, and is served by the re-entry
  * pool (src/sigpool.c) instead of jemalloc, whose locks and caches are not
- * re-entrant (src/reentry.h). */
+ * re-entrant (src/reentry.h).
+ *
+ * Those indirect jumps are made direct in the constructor where the
+ * settings allow (patch.c, make_direct below): with nothing watched,
+ * malloc is one jump to jemalloc's malloc. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -36,10 +40,11 @@
 #include "../src/reentry.h"
 #include "../src/sigpool.h"
 #include "jemalloc_api.h"
+#include "patch.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
-static void *boot_malloc(size_t size)
+TIER_STARTUP static void *boot_malloc(size_t size)
 {
 	void *p = mallocx(size ? size : 1, 0);
 	if (TIER_UNLIKELY(!p))
@@ -47,7 +52,7 @@ static void *boot_malloc(size_t size)
 	return p;
 }
 
-static void boot_free(void *p)
+TIER_STARTUP static void boot_free(void *p)
 {
 	if (p)
 		dallocx(p, 0);
@@ -87,7 +92,7 @@ static inline void leave(void)
 
 /* malloc once tier_thread_enter admitted the call: a large buffer the
  * cache took goes to the huge arena, and its hold ends after the call. */
-static void *malloc_admitted(size_t size)
+TIER_STARTUP static void *malloc_admitted(size_t size)
 {
 	int flags = tier_thread_flags();
 	void *p = flags ? mallocx(size, flags) : JE_MALLOC(size);
@@ -112,7 +117,7 @@ static void *mallocx_admitted(size_t size, int flags)
 /* Past the size watch: a thread's first allocation, or a huge one, which
  * holds the large-buffer cache through jemalloc's call (tier_thread_leave). */
 static __attribute__((noinline)) void *malloc_armed(size_t size);
-static __attribute__((noinline)) void *malloc_watched(size_t size)
+TIER_STARTUP static __attribute__((noinline)) void *malloc_watched(size_t size)
 {
 	if (TIER_UNLIKELY(TIER_REENTRY_ARMED))
 		return malloc_armed(size);
@@ -149,14 +154,14 @@ static __attribute__((noinline)) void free_armed(void *ptr)
 
 /* Until the constructor resolves jemalloc (signal_safe is read at boot,
  * and never changes after), the entry points ask at every call. */
-static void *malloc_checked(size_t size)
+TIER_STARTUP static void *malloc_checked(size_t size)
 {
 	if (TIER_UNLIKELY(TIER_REENTRY_ARMED))
 		return malloc_armed(size);
 	return JE_MALLOC(size);
 }
 
-static void free_checked(void *ptr)
+TIER_STARTUP static void free_checked(void *ptr)
 {
 	if (TIER_UNLIKELY(TIER_REENTRY_ARMED))
 		free_armed(ptr);
@@ -288,7 +293,7 @@ static __attribute__((noinline)) void *realloc_watched(void *ptr, size_t size)
 }
 
 /* The size watch of malloc (tier_entry_malloc), then jemalloc's own. */
-EXPORT void *calloc(size_t n, size_t size)
+void *tier_entry_calloc(size_t n, size_t size)
 {
 	size_t total;
 	if (TIER_LIKELY(!__builtin_mul_overflow(n, size, &total) && total < tier_tls_watch))
@@ -296,13 +301,17 @@ EXPORT void *calloc(size_t n, size_t size)
 	return calloc_watched(n, size);
 }
 
-/* realloc(p, 0) and realloc(NULL, n) keep glibc's meaning (watched). */
-EXPORT void *realloc(void *ptr, size_t size)
+/* realloc(p, 0) and realloc(NULL, n) keep glibc's meaning (watched);
+ * so does a failure past jemalloc's largest class (the watch's cap). */
+void *tier_entry_realloc(void *ptr, size_t size)
 {
 	if (TIER_LIKELY(ptr && size && size < tier_tls_watch))
 		return atomic_load_explicit(&entry_realloc, memory_order_relaxed)(ptr, size);
 	return realloc_watched(ptr, size);
 }
+
+EXPORT void *calloc(size_t n, size_t size) __attribute__((alias("tier_entry_calloc")));
+EXPORT void *realloc(void *ptr, size_t size) __attribute__((alias("tier_entry_realloc")));
 
 EXPORT void *reallocarray(void *ptr, size_t n, size_t size)
 {
@@ -410,28 +419,52 @@ EXPORT int malloc_trim(size_t pad)
 	return r;
 }
 
-__attribute__((constructor)) static void interpose_init(void)
+/* The entry points' jumps made direct (patch.c), once the settings are
+ * known and before any thread of ours starts.  free has no watch; with
+ * nothing watched, malloc, calloc and operator new are jemalloc's from
+ * their first instruction; else the jump after their size watch goes
+ * straight to jemalloc.  realloc keeps its checks (realloc(p, 0),
+ * realloc(NULL, n), errno past jemalloc's largest class). */
+TIER_STARTUP static void make_direct(void *m, void *f, void *c, void *r, void *n)
 {
-	tier_start();
+	bool none = tier_thread_watch_none();
+	const struct tier_patch p[] = {
+		{(void *)tier_entry_free, NULL, f},
+		{(void *)tier_entry_malloc, none ? NULL : (void *const *)&entry_malloc, m},
+		{(void *)tier_entry_calloc, none ? NULL : (void *const *)&entry_calloc, c},
+		{(void *)tier_entry_realloc, (void *const *)&entry_realloc, r},
+		{(void *)tier_cxx_new, NULL, none ? n : NULL},
+	};
+	tier_entry_direct = tier_patch_apply(p, sizeof(p) / sizeof(p[0]));
+}
+
+int tier_entry_direct;
+
+TIER_STARTUP __attribute__((constructor)) static void interpose_init(void)
+{
+	tier_boot(); /* the settings the entry points follow */
 	void *h = dlopen("libjemalloc.so.2", RTLD_NOLOAD | RTLD_LAZY);
-	if (!h)
-		return;
-	void *m = dlsym(h, "malloc"), *f = dlsym(h, "free");
-	void *c = dlsym(h, "calloc"), *r = dlsym(h, "realloc"), *n = dlsym(h, "_Znwm");
-	if (m && f) {
-		atomic_store(&tier_je_malloc, (void *(*)(size_t))m);
-		atomic_store(&tier_je_free, (void (*)(void *))f);
-		bool armed = TIER_REENTRY_ARMED; /* set by tier_start's boot */
-		atomic_store(&entry_malloc, armed ? malloc_armed : (void *(*)(size_t))m);
-		atomic_store(&entry_free, armed ? free_armed : (void (*)(void *))f);
-		/* signal_safe: the watched ones, which mark the thread */
-		if (!armed && c && r) {
-			atomic_store(&entry_calloc, (void *(*)(size_t, size_t))c);
-			atomic_store(&entry_realloc, (void *(*)(void *, size_t))r);
+	if (h) {
+		void *m = dlsym(h, "malloc"), *f = dlsym(h, "free");
+		void *c = dlsym(h, "calloc"), *r = dlsym(h, "realloc"), *n = dlsym(h, "_Znwm");
+		if (m && f) {
+			atomic_store(&tier_je_malloc, (void *(*)(size_t))m);
+			atomic_store(&tier_je_free, (void (*)(void *))f);
+			bool armed = TIER_REENTRY_ARMED; /* set by the boot */
+			atomic_store(&entry_malloc, armed ? malloc_armed : (void *(*)(size_t))m);
+			atomic_store(&entry_free, armed ? free_armed : (void (*)(void *))f);
+			/* signal_safe: the watched ones, which mark the thread */
+			if (!armed && c && r) {
+				atomic_store(&entry_calloc, (void *(*)(size_t, size_t))c);
+				atomic_store(&entry_realloc, (void *(*)(void *, size_t))r);
+			}
+			/* jemalloc's operator new runs the new_handler loop itself */
+			if (!armed && n)
+				atomic_store(&tier_entry_new, (void *(*)(size_t))n);
+			if (!armed && c && r)
+				make_direct(m, f, c, r, n);
 		}
-		/* jemalloc's operator new runs the new_handler loop itself */
-		if (!armed && n)
-			atomic_store(&tier_entry_new, (void *(*)(size_t))n);
+		dlclose(h);
 	}
-	dlclose(h);
+	tier_start();
 }

@@ -26,6 +26,12 @@ void *tier_memalign(size_t alignment, size_t size);
 void *tier_entry_malloc(size_t size);
 void tier_entry_free(void *ptr);
 void tier_entry_sized_free(void *ptr, size_t size, int flags);
+void *tier_entry_calloc(size_t n, size_t size);
+void *tier_entry_realloc(void *ptr, size_t size);
+/* cxxnew.c: operator new and new[] (one function) */
+void *tier_cxx_new(size_t n);
+/* How many entry points jump straight to jemalloc (patch.c; stats). */
+extern int tier_entry_direct;
 /* jemalloc's operator new (NULL: none, or signal_safe): cxxnew.c's fast
  * path, below the size watch (arena.h). */
 extern void *(*_Atomic tier_entry_new)(size_t);

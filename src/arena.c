@@ -272,7 +272,7 @@ static void ensure_spare_locked(void)
 	}
 }
 
-void tier_arena_thread_start(void)
+TIER_STARTUP void tier_arena_thread_start(void)
 {
 	if (!hooks_on || eager || tls_bound)
 		return;
@@ -323,14 +323,18 @@ bool tier_arena_spare_ready(void)
 	return ready;
 }
 
-size_t tier_arena_watch(void)
+/* Never above PTRDIFF_MAX: jemalloc's realloc fails past its largest
+ * class without setting errno; the watched path sets ENOMEM. */
+TIER_STARTUP size_t tier_arena_watch(void)
 {
 	if (hooks_on && oversize && !atomic_load(&huge_hooked))
 		return oversize;
-	return large_slack ? atomic_load_explicit(&large_at, memory_order_relaxed) : SIZE_MAX;
+	return large_slack ? atomic_load_explicit(&large_at, memory_order_relaxed) : PTRDIFF_MAX;
 }
 
-void tier_arena_large_cache(size_t slack) { large_slack = slack; }
+TIER_STARTUP bool tier_thread_watch_none(void) { return !hooks_on && !large_slack; }
+
+TIER_STARTUP void tier_arena_large_cache(size_t slack) { large_slack = slack; }
 
 /* Set the large-buffer cache up once jemalloc's huge arena exists (the
  * allocation that creates it is the last one purged at once). */
@@ -372,7 +376,7 @@ void tier_arena_huge_prepare(void)
 	unlock_arenas();
 }
 
-void tier_thread_enter_slow(size_t size)
+TIER_STARTUP void tier_thread_enter_slow(size_t size)
 {
 	/* frees a signal handler deferred (tier_reentry_defer set watch to 1;
 	 * a handler never gets here: the interposer sends it to the pool) */
@@ -458,7 +462,7 @@ void tier_arenas_postfork(void)
 	pthread_mutex_unlock(&arena_lock);
 }
 
-int tier_arenas_install(int n, bool hooks)
+TIER_STARTUP int tier_arenas_install(int n, bool hooks)
 {
 	for (int t = 0; t < TIER_MAX_TIERS; t++)
 		atomic_store(&tier_arena[t], NONE);

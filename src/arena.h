@@ -20,7 +20,7 @@ void tier_arena_huge_prepare(void);
 /* The size from which a thread's allocations must pass through
  * tier_thread_enter_slow: the oversize threshold while the huge arena is
  * not hooked, else the threshold with the large-buffer cache on, else
- * SIZE_MAX. */
+ * PTRDIFF_MAX (past it, the watched path sets errno). */
 size_t tier_arena_watch(void);
 /* Before boot's tier_arenas_install: the large-buffer cache's slack in
  * bytes (knob large_cache; 0: off).  Huge allocations then pass through

@@ -39,7 +39,7 @@ static bool started;
 static struct tier_bg_step steps[MAX_STEPS];
 static size_t nsteps;
 
-void tier_bg_add_steps(const struct tier_bg_step *add, size_t n)
+TIER_STARTUP void tier_bg_add_steps(const struct tier_bg_step *add, size_t n)
 {
 	for (size_t i = 0; i < n && nsteps < MAX_STEPS; i++)
 		steps[nsteps++] = add[i];
@@ -314,7 +314,7 @@ static void *bg_main(void *arg)
 	return NULL;
 }
 
-void tier_bg_start(void)
+TIER_STARTUP void tier_bg_start(void)
 {
 	if (started || (!tiering_wanted() && !tier_settings.ctl))
 		return;
@@ -357,7 +357,7 @@ void tier_bg_kick(void)
 	}
 }
 
-void tier_bg_stop(void)
+TIER_STARTUP void tier_bg_stop(void)
 {
 	if (!started)
 		return;

@@ -382,7 +382,7 @@ void tier_chan_tick(void)
 	serve();
 }
 
-void tier_chan_close(void)
+TIER_STARTUP void tier_chan_close(void)
 {
 	if (!ch)
 		return;

@@ -15,9 +15,9 @@
 		errors++;                                  \
 	} while (0)
 
-static bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n'; }
+TIER_STARTUP static bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n'; }
 
-int tier_conf_parse(const char *conf, struct tier_settings *out,
+TIER_STARTUP int tier_conf_parse(const char *conf, struct tier_settings *out,
                     void (*err)(void *ctx, const char *line), void *ctx)
 {
 	struct tier_settings s = *out;
@@ -82,7 +82,7 @@ static void err_to_log(void *ctx, const char *line)
 	tier_log("%s; configuration ignored, running with defaults", line);
 }
 
-void tier_conf_load(struct tier_settings *s)
+TIER_STARTUP void tier_conf_load(struct tier_settings *s)
 {
 	/* setuid/setgid programs must not be steered by the caller's environment */
 	if (getauxval(AT_SECURE))

@@ -34,8 +34,10 @@ static struct {
 	uint32_t gen; /* mappings with m->src_gen != gen are not registered yet */
 	uint64_t fault_ns; /* one write fault on an armed page, measured at start */
 	_Atomic uint64_t faults;
-	struct page_region vec[VEC];
 } pm = {.uffd = -1, .pagemap = -1};
+/* apart from pm, in .bss: initialised data is mapped (fault-around) in
+ * every process, 12 KiB of it for this buffer */
+static struct page_region pm_vec[VEC];
 
 static int open_uffd(void)
 {
@@ -65,7 +67,7 @@ static long scan(int pmfd, uintptr_t start, uintptr_t end, uint64_t flags, uint6
 		.flags = flags,
 		.start = start,
 		.end = end,
-		.vec = (uintptr_t)pm.vec,
+		.vec = (uintptr_t)pm_vec,
 		.vec_len = most < VEC ? most : VEC,
 		.category_mask = PAGE_IS_WRITTEN,
 		.return_mask = PAGE_IS_WRITTEN | PAGE_IS_HUGE,
@@ -203,12 +205,12 @@ static uint64_t pm_measure(struct tier_mapping *m, uintptr_t start, uintptr_t en
 		for (long i = 0; i < n; i++) {
 			/* a transparent huge page is protected and written whole:
 			 * one fault for its 512 pages */
-			uint64_t len = pm.vec[i].end - pm.vec[i].start;
-			faults += pm.vec[i].categories & PAGE_IS_HUGE ? (len + TIER_BLOCK - 1) >> TIER_BLOCK_SHIFT
+			uint64_t len = pm_vec[i].end - pm_vec[i].start;
+			faults += pm_vec[i].categories & PAGE_IS_HUGE ? (len + TIER_BLOCK - 1) >> TIER_BLOCK_SHIFT
 								      : len >> TIER_PAGE_SHIFT;
-			for (uintptr_t a = pm.vec[i].start; a < pm.vec[i].end;) {
+			for (uintptr_t a = pm_vec[i].start; a < pm_vec[i].end;) {
 				uintptr_t bend = tier_align_down(a, TIER_BLOCK) + TIER_BLOCK;
-				uintptr_t e = bend < pm.vec[i].end ? bend : pm.vec[i].end;
+				uintptr_t e = bend < pm_vec[i].end ? bend : pm_vec[i].end;
 				uint32_t pages = (uint32_t)((e - a) >> TIER_PAGE_SHIFT);
 				uint32_t b = (uint32_t)((a - m->base) >> TIER_BLOCK_SHIFT);
 				tier_heat_sample_pages(TIER_SRC_PAGEMAP, m, b,

@@ -22,6 +22,21 @@
 #include "registry.h"
 #include "stats.h"
 
+/* atexit and pthread_atfork are what glibc's libc_nonshared.a links in:
+ * stubs at the end of the text, whose last 64 KiB window every process
+ * would map for them (and _fini, see Makefile.am).  Their bodies: */
+extern void *__dso_handle __attribute__((visibility("hidden")));
+int __cxa_atexit(void (*fn)(void *), void *arg, void *dso);
+int __register_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void), void *dso);
+
+TIER_STARTUP static void at_fork(void (*prepare)(void), void (*parent)(void), void (*child)(void))
+{
+	__register_atfork(prepare, parent, child, &__dso_handle);
+}
+
+/* DT_FINI (Makefile.am): _fini is empty, destructors run from .fini_array */
+TIER_STARTUP void tier_fini(void) {}
+
 static _Atomic int boot_state; /* 0 not started, 1 booting, 2 done */
 static __thread bool booting;
 static void boot_once(void);
@@ -60,7 +75,7 @@ static void postfork_child(void)
 }
 
 /* Default budget: 90% of the fast tier's free memory at start-up. */
-static size_t default_fast_limit(void)
+TIER_STARTUP static size_t default_fast_limit(void)
 {
 	uint64_t free_b = 0;
 	for (int n = 0; n < TIER_MAX_NODES; n++)
@@ -73,7 +88,7 @@ static size_t default_fast_limit(void)
  * fast_nodes/slow_nodes override can add one at run time) and advise off,
  * nothing is ever placed or moved: jemalloc then runs alone, without the
  * fixed cost of hooking (its control tree for every possible arena). */
-static bool hooks_needed(void)
+TIER_STARTUP static bool hooks_needed(void)
 {
 	return tier_topo.ntiers >= 2 || tier_settings.advise || tier_settings.always_hook;
 }
@@ -100,7 +115,7 @@ static void chan_step(struct tier_bg_round *r)
 }
 static const struct tier_bg_step chan_steps[] = {{"channel", chan_step, TIER_BG_ALWAYS, NULL}};
 
-static void boot(void)
+TIER_STARTUP static void boot(void)
 {
 	tier_settings_default(&tier_settings);
 	tier_conf_load(&tier_settings);
@@ -119,13 +134,13 @@ static void boot(void)
 	tier_bg_add_steps(tier_period_steps, tier_period_nsteps);
 	tier_bg_add_steps(chan_steps, 1);
 
-	pthread_atfork(prefork, postfork_parent, postfork_child);
+	at_fork(prefork, postfork_parent, postfork_child);
 	tier_arena_large_cache(tier_settings.large_cache);
 	if (tier_arenas_install(tier_topo.ntiers, hooks_needed()) < 0)
 		tier_log("could not install extent hooks; allocations are served untiered");
 }
 
-static void boot_once(void)
+TIER_STARTUP static void boot_once(void)
 {
 	if (TIER_LIKELY(atomic_load_explicit(&boot_state, memory_order_acquire) == 2) || booting)
 		return;
@@ -152,8 +167,9 @@ static void after_fork_child(void)
 	tier_bg_after_fork_child();
 }
 
-static void at_exit(void)
+TIER_STARTUP static void at_exit(void *unused)
 {
+	(void)unused;
 	tier_bg_stop();
 	tier_job_leave();
 	tier_chan_close();
@@ -163,7 +179,7 @@ static void at_exit(void)
 
 /* Says once, at start, what tiering does in this process; quiet unless
  * asked (verbose) or the user configured tiering that cannot happen. */
-static void announce(void)
+TIER_STARTUP static void announce(void)
 {
 	bool wanted = tier_knob_given(&tier_settings, "fast_nodes") ||
 		      tier_knob_given(&tier_settings, "slow_nodes") ||
@@ -183,7 +199,7 @@ static void announce(void)
 	}
 }
 
-void tier_start(void)
+TIER_STARTUP void tier_start(void)
 {
 	tier_boot();
 	/* CXL facts only refine the reasons; tiers stay as booted unless the
@@ -203,7 +219,7 @@ void tier_start(void)
 		if (fd >= 0)
 			tier_stats_fd = fd;
 	}
-	atexit(at_exit);
+	__cxa_atexit(at_exit, NULL, &__dso_handle);
 	/* jemalloc registers its fork handlers when it initialises: make sure
 	 * it has (no mallctl needs to have run), so that these prepare before
 	 * its own (a thread holding the arena lock may be waiting for one of
@@ -213,8 +229,8 @@ void tier_start(void)
 	tier_thread_enter(0);
 	dallocx(mallocx(1, 0), 0);
 	tier_reentry_leave(was);
-	pthread_atfork(tier_arenas_prefork, tier_arenas_postfork, tier_arenas_postfork);
-	pthread_atfork(NULL, NULL, after_fork_child);
+	at_fork(tier_arenas_prefork, tier_arenas_postfork, tier_arenas_postfork);
+	at_fork(NULL, NULL, after_fork_child);
 	/* a job member places its first allocations by its share, not by
 	 * its own budget: join before the program runs */
 	tier_job_period();

@@ -154,7 +154,7 @@ static struct tier_ledger_pub pubs[TIER_LEDGER_SLOTS];
 static struct tier_job_member mems[TIER_LEDGER_SLOTS];
 static uint64_t shares[TIER_LEDGER_SLOTS];
 
-void tier_job_period(void)
+TIER_STARTUP void tier_job_period(void)
 {
 	if (!job.tried) {
 		job.tried = true;
@@ -287,7 +287,7 @@ void tier_job_requests(void)
 			 (unsigned long long)bytes, moved);
 }
 
-void tier_job_leave(void)
+TIER_STARTUP void tier_job_leave(void)
 {
 	if (job.map.l)
 		leave();

@@ -143,7 +143,7 @@ _Static_assert(SIZE_MAX == 18446744073709551615ull, "fast_limit's default is SIZ
 
 /* Each row's default, parsed as TIERMALLOC_CONF would: the rows are the
  * one place a default is written. */
-void tier_settings_default(struct tier_settings *s)
+TIER_STARTUP void tier_settings_default(struct tier_settings *s)
 {
 	memset(s, 0, sizeof(*s));
 	for (size_t i = 0; i < tier_nknobs; i++) {
@@ -159,7 +159,7 @@ const char *tier_knob_default_words(const struct tier_knob *k)
 	return k->def ? k->def : k->init ? k->init : "none";
 }
 
-const struct tier_knob *tier_knob_find(const char *name, size_t len)
+TIER_STARTUP const struct tier_knob *tier_knob_find(const char *name, size_t len)
 {
 	for (size_t i = 0; i < tier_nknobs; i++)
 		if (strlen(tier_knobs[i].name) == len && !memcmp(tier_knobs[i].name, name, len))
@@ -167,18 +167,18 @@ const struct tier_knob *tier_knob_find(const char *name, size_t len)
 	return NULL;
 }
 
-int tier_knob_index(const struct tier_knob *k)
+TIER_STARTUP int tier_knob_index(const struct tier_knob *k)
 {
 	return (int)(k - tier_knobs);
 }
 
-bool tier_knob_given(const struct tier_settings *s, const char *name)
+TIER_STARTUP bool tier_knob_given(const struct tier_settings *s, const char *name)
 {
 	const struct tier_knob *k = tier_knob_find(name, strlen(name));
 	return k && (s->set >> tier_knob_index(k) & 1);
 }
 
-size_t tier_knob_size(const struct tier_knob *k)
+TIER_STARTUP size_t tier_knob_size(const struct tier_knob *k)
 {
 	switch (k->type) {
 	case TK_SIZE: return sizeof(size_t);
@@ -193,12 +193,21 @@ size_t tier_knob_size(const struct tier_knob *k)
 	return 0;
 }
 
-static bool word_is(const char *v, size_t len, const char *w)
+/* ASCII case folding by hand: strncasecmp reads the locale's tables,
+ * pages no other start-up code maps. */
+TIER_STARTUP static char lower(char c) { return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c; }
+
+TIER_STARTUP static bool word_is(const char *v, size_t len, const char *w)
 {
-	return strlen(w) == len && !strncasecmp(v, w, len);
+	if (strlen(w) != len)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (lower(v[i]) != lower(w[i]))
+			return false;
+	return true;
 }
 
-static int bool_parse(const char *v, size_t len, bool *out)
+TIER_STARTUP static int bool_parse(const char *v, size_t len, bool *out)
 {
 	if (word_is(v, len, "true") || word_is(v, len, "1") || word_is(v, len, "yes") ||
 	    word_is(v, len, "on"))
@@ -211,7 +220,7 @@ static int bool_parse(const char *v, size_t len, bool *out)
 	return 0;
 }
 
-static int uint_parse(const char *v, size_t len, unsigned long long *out)
+TIER_STARTUP static int uint_parse(const char *v, size_t len, unsigned long long *out)
 {
 	unsigned long long x = 0;
 	size_t i = 0;
@@ -230,7 +239,7 @@ static int uint_parse(const char *v, size_t len, unsigned long long *out)
 
 /* "4096", "64K", "64k", "512M", "2G", "1T", optionally followed by "B" or
  * "iB": binary multiples, no fractions, no overflow. */
-int tier_size_parse(const char *v, size_t len, size_t *out)
+TIER_STARTUP int tier_size_parse(const char *v, size_t len, size_t *out)
 {
 	unsigned long long x;
 	int n = uint_parse(v, len, &x);
@@ -267,7 +276,37 @@ int tier_size_parse(const char *v, size_t len, size_t *out)
 	return 0;
 }
 
-static int double_parse(const char *v, size_t len, double *out)
+/* Digits with at most one '.': m / 10^k of two exact doubles, so rounded
+ * once, as strtod rounds, while m < 2^53 and k <= 22.  The defaults all
+ * are: parsing them at start-up then maps none of libc's strtod pages. */
+TIER_STARTUP static bool decimal_exact(const char *v, size_t len, double *out)
+{
+	static const double p10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+				     1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+				     1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+	uint64_t m = 0;
+	int k = -1, nd = 0; /* k: digits after the point, -1 before it */
+	for (size_t i = 0; i < len; i++) {
+		if (v[i] == '.') {
+			if (k >= 0)
+				return false;
+			k = 0;
+			continue;
+		}
+		if (m >= ((uint64_t)1 << 53) / 10)
+			return false;
+		m = m * 10 + (uint64_t)(v[i] - '0');
+		nd++;
+		if (k >= 0)
+			k++;
+	}
+	if (!nd || k > 22)
+		return false;
+	*out = (double)m / p10[k < 0 ? 0 : k];
+	return true;
+}
+
+TIER_STARTUP static int double_parse(const char *v, size_t len, double *out)
 {
 	char buf[64];
 	if (len == 0 || len >= sizeof(buf))
@@ -277,6 +316,8 @@ static int double_parse(const char *v, size_t len, double *out)
 	for (size_t i = 0; i < len; i++)
 		if (!((buf[i] >= '0' && buf[i] <= '9') || buf[i] == '.'))
 			return -1;
+	if (decimal_exact(buf, len, out))
+		return 0;
 	char *end;
 	double d = strtod(buf, &end);
 	if (end != buf + len || !isfinite(d))
@@ -286,7 +327,7 @@ static int double_parse(const char *v, size_t len, double *out)
 }
 
 /* one item of a sources list: a source, "all" or "none" */
-static int source_item(void *ctx, const char *v, size_t len)
+TIER_STARTUP static int source_item(void *ctx, const char *v, size_t len)
 {
 	unsigned *m = ctx;
 	if (word_is(v, len, "all")) {
@@ -303,7 +344,7 @@ static int source_item(void *ctx, const char *v, size_t len)
 	return -1;
 }
 
-int tier_sources_parse(const char *v, size_t len, unsigned *out)
+TIER_STARTUP int tier_sources_parse(const char *v, size_t len, unsigned *out)
 {
 	unsigned m = 0;
 	if (tier_list_parse(v, len, "+", source_item, &m))
@@ -312,7 +353,7 @@ int tier_sources_parse(const char *v, size_t len, unsigned *out)
 	return 0;
 }
 
-int tier_knob_check(const struct tier_knob *k, const void *val)
+TIER_STARTUP int tier_knob_check(const struct tier_knob *k, const void *val)
 {
 	double d;
 	switch (k->type) {
@@ -349,7 +390,7 @@ int tier_knob_check(const struct tier_knob *k, const void *val)
 	return (d < k->min || d > k->max) ? -1 : 0;
 }
 
-int tier_knob_parse(const struct tier_knob *k, const char *v, size_t len, struct tier_settings *s)
+TIER_STARTUP int tier_knob_parse(const struct tier_knob *k, const char *v, size_t len, struct tier_settings *s)
 {
 	char *field = (char *)s + k->offset;
 	union { size_t z; bool b; unsigned u; double d; tier_nodemask_t m; char path[TIER_PATH_MAX];
@@ -414,7 +455,7 @@ int tier_knob_parse(const struct tier_knob *k, const char *v, size_t len, struct
 	return 0;
 }
 
-const char *tier_settings_check(const struct tier_settings *s)
+TIER_STARTUP const char *tier_settings_check(const struct tier_settings *s)
 {
 	if (s->watermark_low > s->watermark_high)
 		return "watermark_low must not exceed watermark_high";
@@ -469,7 +510,7 @@ const char *tier_knob_format(const struct tier_knob *k, const struct tier_settin
 static void (*on_set[32])(void);
 static void (*on_any)(void);
 
-void tier_knob_on_set(const char *name, void (*fn)(void))
+TIER_STARTUP void tier_knob_on_set(const char *name, void (*fn)(void))
 {
 	const struct tier_knob *k = tier_knob_find(name, strlen(name));
 	if (!k)
@@ -477,7 +518,7 @@ void tier_knob_on_set(const char *name, void (*fn)(void))
 	on_set[tier_knob_index(k)] = fn;
 }
 
-void tier_knob_on_any(void (*fn)(void))
+TIER_STARTUP void tier_knob_on_any(void (*fn)(void))
 {
 	on_any = fn;
 }

@@ -321,15 +321,22 @@ void tier_large_release(void *p, size_t size)
 	size_t dirty = 0, sz = sizeof(dirty);
 	if (pend_checked && p && mallctlbymib(mib_epoch, 1, NULL, NULL, &epoch, sizeof(epoch)) == 0 &&
 	    mallctlbymib(mib_pdirty, 4, &dirty, &sz, NULL, 0) == 0) {
-		size_t rss = pend_rss + absent_pages(p, size);
-		if (dirty && rss > pend_bound) {
+		size_t absent = absent_pages(p, size), rss = pend_rss + absent;
+		/* jemalloc counts a held extent's given-back tail as dirty, so
+		 * cutting `over` dirty pages may free fewer resident ones: RSS
+		 * is read again after each cut, three cuts at most */
+		for (int cut = 0; cut < 3 && dirty && rss > pend_bound; cut++) {
 			size_t over = rss - pend_bound;
 			size_t purged = trim(dirty * TIER_PAGE, over < dirty ? (dirty - over) * TIER_PAGE : 0);
-			if (purged) {
-				atomic_fetch_add_explicit(&tier_large_stats.purges, 1, memory_order_relaxed);
-				atomic_fetch_add_explicit(&tier_large_stats.purged, purged, memory_order_relaxed);
-				dirty -= purged / TIER_PAGE < dirty ? purged / TIER_PAGE : dirty;
-			}
+			if (!purged)
+				break;
+			atomic_fetch_add_explicit(&tier_large_stats.purges, 1, memory_order_relaxed);
+			atomic_fetch_add_explicit(&tier_large_stats.purged, purged, memory_order_relaxed);
+			dirty -= purged / TIER_PAGE < dirty ? purged / TIER_PAGE : dirty;
+			size_t now = resident_pages();
+			if (!now)
+				break;
+			rss = now + absent;
 		}
 		atomic_store_explicit(&tier_large_stats.cached, (uint64_t)dirty * TIER_PAGE,
 				      memory_order_relaxed);

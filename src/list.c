@@ -2,10 +2,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "fmt.h"
 #include "list.h"
 #include "tier.h"
 
-int tier_list_parse(const char *v, size_t len, const char *seps,
+TIER_STARTUP int tier_list_parse(const char *v, size_t len, const char *seps,
 		    int (*item)(void *ctx, const char *s, size_t n), void *ctx)
 {
 	if (len == 0)
@@ -39,7 +40,7 @@ static size_t node_num(const char *s, size_t n, long *out)
 }
 
 /* "3" or "2-5" */
-static int node_range(void *ctx, const char *s, size_t n)
+TIER_STARTUP static int node_range(void *ctx, const char *s, size_t n)
 {
 	long a, b;
 	size_t i = node_num(s, n, &a);
@@ -58,7 +59,7 @@ static int node_range(void *ctx, const char *s, size_t n)
 
 /* Accepts ',' and '+' between items so that a list can sit inside a
  * TIERMALLOC_CONF value ("fast_nodes:0+2"). */
-int tier_nodemask_parse(const char *s, size_t len, tier_nodemask_t *out)
+TIER_STARTUP int tier_nodemask_parse(const char *s, size_t len, tier_nodemask_t *out)
 {
 	tier_nodemask_t m = 0;
 	if (tier_list_parse(s, len, ",+", node_range, &m))
@@ -67,7 +68,7 @@ int tier_nodemask_parse(const char *s, size_t len, tier_nodemask_t *out)
 	return 0;
 }
 
-char *tier_nodemask_str(tier_nodemask_t m, char *buf, size_t len)
+TIER_STARTUP char *tier_nodemask_str(tier_nodemask_t m, char *buf, size_t len)
 {
 	size_t n = 0;
 	buf[0] = '\0';
@@ -77,8 +78,8 @@ char *tier_nodemask_str(tier_nodemask_t m, char *buf, size_t len)
 		int j = i;
 		while (j + 1 < TIER_MAX_NODES && (m >> (j + 1) & 1))
 			j++;
-		int r = j > i ? snprintf(buf + n, len - n, "%s%d-%d", n ? "," : "", i, j)
-			      : snprintf(buf + n, len - n, "%s%d", n ? "," : "", i);
+		int r = j > i ? tier_fmt(buf + n, len - n, "%s%d-%d", n ? "," : "", i, j)
+			      : tier_fmt(buf + n, len - n, "%s%d", n ? "," : "", i);
 		if (r < 0)
 			break;
 		n += (size_t)r;

@@ -9,7 +9,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-long get_mempolicy(int *mode, unsigned long *nmask, unsigned long maxnode, void *addr,
+#include "tier.h"
+
+TIER_STARTUP long get_mempolicy(int *mode, unsigned long *nmask, unsigned long maxnode, void *addr,
 		   unsigned flags)
 {
 	return syscall(SYS_get_mempolicy, mode, nmask, maxnode, addr, flags);

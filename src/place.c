@@ -18,7 +18,7 @@ struct tier_place_stats tier_place_stats;
 struct tier_place_conf tier_place;
 static bool have_preferred_many = true;
 
-void tier_place_setup(const struct tier_topology *t, bool enabled, size_t fast_limit)
+TIER_STARTUP void tier_place_setup(const struct tier_topology *t, bool enabled, size_t fast_limit)
 {
 	tier_place.ntiers = t->ntiers;
 	for (int i = 0; i < t->ntiers; i++)

@@ -10,13 +10,14 @@
 #include <unistd.h>
 
 #include "sysfs.h"
+#include "tier.h"
 
-long tier_read_file(const char *path, char *buf, size_t len)
+TIER_STARTUP long tier_read_file(const char *path, char *buf, size_t len)
 {
 	return tier_read_file_at(AT_FDCWD, path, buf, len);
 }
 
-long tier_read_file_at(int dirfd, const char *path, char *buf, size_t len)
+TIER_STARTUP long tier_read_file_at(int dirfd, const char *path, char *buf, size_t len)
 {
 	int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -43,12 +44,12 @@ long tier_read_file_at(int dirfd, const char *path, char *buf, size_t len)
 	return (long)n;
 }
 
-int tier_read_long(const char *path, long long *out)
+TIER_STARTUP int tier_read_long(const char *path, long long *out)
 {
 	return tier_read_long_at(AT_FDCWD, path, out);
 }
 
-int tier_read_long_at(int dirfd, const char *path, long long *out)
+TIER_STARTUP int tier_read_long_at(int dirfd, const char *path, long long *out)
 {
 	char buf[64], *end;
 	if (tier_read_file_at(dirfd, path, buf, sizeof(buf)) <= 0)
@@ -76,7 +77,7 @@ int tier_write_file(const char *path, const char *s)
 }
 
 /* getdents64 directly: opendir() would malloc its DIR. */
-int tier_dir_each(const char *path, int (*fn)(const char *name, void *arg), void *arg)
+TIER_STARTUP int tier_dir_each(const char *path, int (*fn)(const char *name, void *arg), void *arg)
 {
 	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
@@ -86,7 +87,7 @@ int tier_dir_each(const char *path, int (*fn)(const char *name, void *arg), void
 	return ret;
 }
 
-int tier_dir_fd_each(int fd, int (*fn)(const char *name, void *arg), void *arg)
+TIER_STARTUP int tier_dir_fd_each(int fd, int (*fn)(const char *name, void *arg), void *arg)
 {
 	char buf[4096] __attribute__((aligned(8)));
 	for (;;) {

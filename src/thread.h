@@ -22,6 +22,10 @@ bool tier_arena_spare_ready(void);
  * huge arena. */
 extern __thread size_t tier_tls_watch __attribute__((tls_model("initial-exec")));
 void tier_thread_enter_slow(size_t size);
+/* Once booted: no thread ever needs tier_thread_enter_slow (no extent
+ * hooks, no large-buffer cache; signal_safe is the caller's to check), so
+ * the entry points may go straight to jemalloc.  Start-up settings only. */
+bool tier_thread_watch_none(void);
 
 static inline void tier_thread_enter(size_t size)
 {

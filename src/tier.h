@@ -24,6 +24,21 @@ typedef uint64_t tier_nodemask_t;
 
 static inline size_t tier_align_up(size_t x, size_t a) { return (x + a - 1) & ~(a - 1); }
 static inline uintptr_t tier_align_down(uintptr_t x, size_t a) { return x & ~(uintptr_t)(a - 1); }
+/* Code every process runs at start or exit, tiered or not: grouped at the
+ * head of the text (the linker puts .text.startup before .text), in the
+ * window of pages the kernel maps around the first fault there anyway,
+ * so that a process maps as few of the library's pages as it can. */
+#define TIER_STARTUP __attribute__((section(".text.startup")))
+
+/* Bits set, for start-up code: __builtin_popcountll without -mpopcnt calls
+ * libgcc's __popcountdi2, linked at the end of the text (Makefile.am). */
+static inline int tier_bits64(uint64_t x)
+{
+	int n = 0;
+	for (; x; x &= x - 1)
+		n++;
+	return n;
+}
 
 /* Nanoseconds on clock c (CLOCK_MONOTONIC, CLOCK_THREAD_CPUTIME_ID). */
 static inline uint64_t tier_clock_ns(clockid_t c)

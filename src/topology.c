@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fmt.h"
 #include "sysfs.h"
 #include "topology.h"
 
@@ -20,23 +21,58 @@ struct tier_topology tier_topo;
 #define NODE_DIR "/sys/devices/system/node"
 #define MTIER_DIR "/sys/devices/virtual/memory_tiering"
 
-static void read_meminfo(int n, struct tier_node *nd)
+/* Leading decimal digits of s (at least one), or -1; *end past them. */
+TIER_STARTUP static long long digits(const char *s, const char **end)
+{
+	long long v = 0;
+	const char *c = s;
+	for (; *c >= '0' && *c <= '9' && v < (1LL << 56); c++)
+		v = v * 10 + (*c - '0');
+	*end = c;
+	return c == s ? -1 : v;
+}
+
+TIER_STARTUP static const char *blanks(const char *s)
+{
+	while (*s == ' ' || *s == '\t')
+		s++;
+	return s;
+}
+
+/* "Node <id> <key> <kB>": the key (up to its blank) and the number. */
+TIER_STARTUP static bool meminfo_line(const char *l, const char **key, size_t *klen, unsigned long long *kb)
+{
+	const char *c;
+	if (strncmp(l, "Node", 4) || digits(blanks(l + 4), &c) < 0)
+		return false;
+	*key = blanks(c);
+	for (c = *key; *c && *c != ' ' && *c != '\t' && *c != '\n'; c++)
+		;
+	*klen = (size_t)(c - *key);
+	long long v = digits(blanks(c), &c);
+	*kb = (unsigned long long)v;
+	return v >= 0;
+}
+
+/* No sscanf or snprintf here: the start-up text pays none of libc's
+ * stdio pages (fmt.c). */
+TIER_STARTUP static void read_meminfo(int n, struct tier_node *nd)
 {
 	char path[96], buf[2048];
-	snprintf(path, sizeof(path), NODE_DIR "/node%d/meminfo", n);
+	tier_fmt(path, sizeof(path), NODE_DIR "/node%d/meminfo", n);
 	if (tier_read_file(path, buf, sizeof(buf)) <= 0)
 		return;
 	/* MemTotal and MemFree are the first lines: stop once both are read */
 	int found = 0;
 	for (char *l = buf; found < 2 && l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
 		unsigned long long kb;
-		char key[32];
-		int id;
-		if (sscanf(l, "Node %d %31s %llu", &id, key, &kb) != 3)
+		const char *key;
+		size_t klen;
+		if (!meminfo_line(l, &key, &klen, &kb))
 			continue;
-		if (!strcmp(key, "MemTotal:"))
+		if (klen == 9 && !strncmp(key, "MemTotal:", 9))
 			nd->mem_total = kb << 10, found++;
-		else if (!strcmp(key, "MemFree:"))
+		else if (klen == 8 && !strncmp(key, "MemFree:", 8))
 			nd->mem_free = kb << 10, found++;
 	}
 }
@@ -45,31 +81,34 @@ struct mtier_ctx {
 	struct tier_topology *t;
 };
 
-static int mtier_entry(const char *name, void *arg)
+TIER_STARTUP static int mtier_entry(const char *name, void *arg)
 {
 	struct mtier_ctx *c = arg;
-	int id;
+	const char *end;
 	char path[160], buf[128];
-	if (sscanf(name, "memory_tier%d", &id) != 1)
+	long long id = strncmp(name, "memory_tier", 11) ? -1 : digits(name + 11, &end);
+	if (id < 0 || id > 1 << 20)
 		return 0;
-	snprintf(path, sizeof(path), MTIER_DIR "/%s/nodelist", name);
+	tier_fmt(path, sizeof(path), MTIER_DIR "/%s/nodelist", name);
 	tier_nodemask_t m;
 	if (tier_read_file(path, buf, sizeof(buf)) <= 0 || tier_nodemask_parse(buf, strlen(buf), &m))
 		return 0;
 	for (int n = 0; n < TIER_MAX_NODES; n++)
-		if (m >> n & 1)
-			c->t->node[n].mtier = id;
+		if ((m & c->t->present) >> n & 1)
+			c->t->node[n].mtier = (int)id;
 	return 0;
 }
 
-void tier_topology_read(struct tier_topology *t)
+TIER_STARTUP void tier_topology_read(struct tier_topology *t)
 {
 	char buf[256], path[128];
-	memset(t, 0, sizeof(*t));
-	for (int n = 0; n < TIER_MAX_NODES; n++) {
-		t->node[n].read_latency = -1;
-		t->node[n].mtier = -1;
-	}
+	/* tier_topo is zero (.bss) until its first read: a memset would make
+	 * its 16 KiB resident in every process */
+	static bool read_before;
+	if (t != &tier_topo || read_before)
+		memset(t, 0, sizeof(*t));
+	if (t == &tier_topo)
+		read_before = true;
 	/* Nodes with memory; older kernels lack has_memory, use online. */
 	if (tier_read_file(NODE_DIR "/has_memory", buf, sizeof(buf)) <= 0 &&
 	    tier_read_file(NODE_DIR "/online", buf, sizeof(buf)) <= 0) {
@@ -98,16 +137,17 @@ void tier_topology_read(struct tier_topology *t)
 		if (!(t->present >> n & 1))
 			continue;
 		nd->present = true;
+		nd->read_latency = nd->mtier = -1; /* unknown: only present nodes are read */
 		nd->allowed = t->allowed >> n & 1;
 		if (have_cpus) {
 			nd->has_cpu = cpus >> n & 1;
 		} else {
-			snprintf(path, sizeof(path), NODE_DIR "/node%d/cpulist", n);
+			tier_fmt(path, sizeof(path), NODE_DIR "/node%d/cpulist", n);
 			nd->has_cpu = tier_read_file(path, buf, sizeof(buf)) > 0;
 		}
 		read_meminfo(n, nd);
 		long long lat;
-		snprintf(path, sizeof(path), NODE_DIR "/node%d/access0/initiators/read_latency", n);
+		tier_fmt(path, sizeof(path), NODE_DIR "/node%d/access0/initiators/read_latency", n);
 		if (tier_read_long(path, &lat) == 0 && lat > 0)
 			nd->read_latency = (int)lat;
 	}
@@ -125,23 +165,23 @@ int tier_topology_tier_of(const struct tier_topology *t, int node)
 
 static size_t append(char *buf, size_t len, size_t n, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
-static size_t append(char *buf, size_t len, size_t n, const char *fmt, ...)
+TIER_STARTUP static size_t append(char *buf, size_t len, size_t n, const char *fmt, ...)
 {
 	if (n >= len)
 		return n;
 	va_list ap;
 	va_start(ap, fmt);
-	int r = vsnprintf(buf + n, len - n, fmt, ap);
+	int r = tier_vfmt(buf + n, len - n, fmt, ap);
 	va_end(ap);
 	return r < 0 ? n : n + (size_t)r;
 }
 
 /* One clause per node: the facts that placed it in its tier. */
-static void explain(struct tier_topology *t, struct tier_tier *tt, const char *lead)
+TIER_STARTUP static void explain(struct tier_topology *t, struct tier_tier *tt, const char *lead)
 {
 	size_t n = append(tt->reason, sizeof(tt->reason), 0, "%s", lead);
 	size_t nd_len = 0;
-	snprintf(tt->kind, sizeof(tt->kind), "node");
+	tier_fmt(tt->kind, sizeof(tt->kind), "node");
 	tt->devices[0] = '\0';
 	for (int i = 0; i < TIER_MAX_NODES; i++) {
 		if (!(tt->nodes >> i & 1))
@@ -156,7 +196,7 @@ static void explain(struct tier_topology *t, struct tier_tier *tt, const char *l
 		n = append(tt->reason, sizeof(tt->reason), n, " %s", nd->has_cpu ? "has CPUs" : "CPU-less");
 		if (nd->cxl[0]) {
 			n = append(tt->reason, sizeof(tt->reason), n, ", %s", nd->cxl);
-			snprintf(tt->kind, sizeof(tt->kind), "cxl");
+			tier_fmt(tt->kind, sizeof(tt->kind), "cxl");
 			if (nd->cxl_devs[0])
 				nd_len = append(tt->devices, sizeof(tt->devices), nd_len, "%s%s",
 						nd_len ? "+" : "", nd->cxl_devs);
@@ -166,7 +206,7 @@ static void explain(struct tier_topology *t, struct tier_tier *tt, const char *l
 	}
 }
 
-static void add_tier(struct tier_topology *t, tier_nodemask_t m)
+TIER_STARTUP static void add_tier(struct tier_topology *t, tier_nodemask_t m)
 {
 	if (!m)
 		return;
@@ -178,7 +218,7 @@ static void add_tier(struct tier_topology *t, tier_nodemask_t m)
 }
 
 /* Group candidate nodes by an ordering key (ascending = faster). */
-static void group_by(struct tier_topology *t, tier_nodemask_t cand, int (*key)(const struct tier_node *))
+TIER_STARTUP static void group_by(struct tier_topology *t, tier_nodemask_t cand, int (*key)(const struct tier_node *))
 {
 	tier_nodemask_t left = cand;
 	while (left) {
@@ -195,11 +235,11 @@ static void group_by(struct tier_topology *t, tier_nodemask_t cand, int (*key)(c
 	}
 }
 
-static int key_mtier(const struct tier_node *n) { return n->mtier; }
-static int key_latency(const struct tier_node *n) { return n->read_latency; }
-static int key_cpuless(const struct tier_node *n) { return !n->has_cpu; }
+TIER_STARTUP static int key_mtier(const struct tier_node *n) { return n->mtier; }
+TIER_STARTUP static int key_latency(const struct tier_node *n) { return n->read_latency; }
+TIER_STARTUP static int key_cpuless(const struct tier_node *n) { return !n->has_cpu; }
 
-void tier_topology_classify(struct tier_topology *t, tier_nodemask_t fast_ov, tier_nodemask_t slow_ov)
+TIER_STARTUP void tier_topology_classify(struct tier_topology *t, tier_nodemask_t fast_ov, tier_nodemask_t slow_ov)
 {
 	char a[48], b[48];
 	tier_nodemask_t cand = t->present & t->allowed;
@@ -222,7 +262,7 @@ void tier_topology_classify(struct tier_topology *t, tier_nodemask_t fast_ov, ti
 	if (fast_ov || slow_ov) {
 		tier_nodemask_t bad = (fast_ov | slow_ov) & ~cand;
 		if (bad) {
-			snprintf(t->warning, sizeof(t->warning),
+			tier_fmt(t->warning, sizeof(t->warning),
 				 "fast_nodes/slow_nodes name node(s) %s that have no memory or are not "
 				 "allowed by the cpuset (allowed: %s); override ignored",
 				 tier_nodemask_str(bad, a, sizeof(a)), tier_nodemask_str(cand, b, sizeof(b)));
@@ -264,19 +304,19 @@ done:
 	for (int i = 0; i < t->ntiers; i++)
 		tier_nodemask_str(t->tier[i].nodes, t->tier[i].nodes_str, sizeof(t->tier[i].nodes_str));
 	if (t->ntiers < 2) {
-		int nc = __builtin_popcountll(cand), np = __builtin_popcountll(t->present);
+		int nc = tier_bits64(cand), np = tier_bits64(t->present);
 		if (t->no_sysfs)
-			snprintf(t->why_single, sizeof(t->why_single),
+			tier_fmt(t->why_single, sizeof(t->why_single),
 				 "cannot read " NODE_DIR " (sysfs not mounted?): one node assumed");
 		else if (np == 1)
-			snprintf(t->why_single, sizeof(t->why_single),
+			tier_fmt(t->why_single, sizeof(t->why_single),
 				 "single NUMA node (node %s): nothing to tier", t->tier[0].nodes_str);
 		else if (nc == 1)
-			snprintf(t->why_single, sizeof(t->why_single),
+			tier_fmt(t->why_single, sizeof(t->why_single),
 				 "the cpuset allows only node %s of nodes %s", t->tier[0].nodes_str,
 				 tier_nodemask_str(t->present, a, sizeof(a)));
 		else
-			snprintf(t->why_single, sizeof(t->why_single),
+			tier_fmt(t->why_single, sizeof(t->why_single),
 				 "nodes %s are all one tier (%s)", t->tier[0].nodes_str,
 				 all_mtier ? "the kernel puts them in the same memory tier"
 					   : "no tier information tells them apart");

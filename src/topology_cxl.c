@@ -116,13 +116,13 @@ static int region_entry(const char *name, void *arg)
 	return !strncmp(name, "region", 6);
 }
 
-int tier_topology_read_cxl(struct tier_topology *t)
+TIER_STARTUP int tier_topology_read_cxl(struct tier_topology *t)
 {
 	/* libcxl pulls in libkmod, libudev and libcrypto (1.4 MiB resident,
 	 * and libcrypto stays after dlclose), and kernels with CXL support
 	 * have /sys/bus/cxl without any CXL memory: load it only when a CXL
 	 * region exists and there is more than one node for it to explain. */
-	if (__builtin_popcountll(t->present) < 2 ||
+	if (tier_bits64(t->present) < 2 ||
 	    tier_dir_each("/sys/bus/cxl/devices", region_entry, NULL) <= 0)
 		return 0;
 	void *h = dlopen("libcxl.so.1", RTLD_NOW | RTLD_LOCAL);

@@ -39,7 +39,7 @@ build() { # build NAME SOURCES... : rebuilt when a source is newer
 total=0
 for t in conf ctl cxl; do
 	case $t in
-	conf) srcs="$F/fuzz_conf.c $top_srcdir/src/conf.c $top_srcdir/src/knobs.c $top_srcdir/src/log.c $top_srcdir/src/list.c" ;;
+	conf) srcs="$F/fuzz_conf.c $top_srcdir/src/conf.c $top_srcdir/src/knobs.c $top_srcdir/src/log.c $top_srcdir/src/fmt.c $top_srcdir/src/list.c" ;;
 	ctl) srcs="$F/fuzz_ctl.c $lib" ;;
 	cxl) srcs="$F/fuzz_cxl.c $top_srcdir/src/cxl_report.c" ;;
 	esac

@@ -1,6 +1,7 @@
 /* TIERMALLOC_CONF parsing: valid strings, invalid ones (all or nothing),
  * size edge cases, node lists. */
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../tap.h"
@@ -48,6 +49,30 @@ int main(void)
 	tier_settings_default(&def);
 
 	ok(parse("", &s) == 0 && !memcmp(&s, &def, sizeof(s)), "empty string changes nothing");
+
+	/* decimals are read without strtod where that is exact (knobs.c):
+	 * the same doubles strtod gives, in and past that range */
+	static const char *const dec[] = {"0.95", "0.85", "0.01", "0.3", "1", "2.", "1000",
+					  "0.1234567890123456789", "3.14159265358979323846",
+					  "999.000000000000000000000001", "0.0000000000000000000000123"};
+	bool same = true;
+	int tried = 0;
+	for (size_t i = 0; i < sizeof(dec) / sizeof(dec[0]); i++) {
+		char conf[96];
+		double d = strtod(dec[i], NULL);
+		if (d >= 1 && d <= 1000) { /* hysteresis: 1 to 1000 */
+			snprintf(conf, sizeof(conf), "hysteresis:%s", dec[i]);
+			same &= parse(conf, &s) == 0 && s.hysteresis == d;
+			tried++;
+		}
+		if (d <= def.watermark_high) {
+			snprintf(conf, sizeof(conf), "watermark_low:%s", dec[i]);
+			same &= parse(conf, &s) == 0 && s.watermark_low == d;
+			tried++;
+		}
+	}
+	same &= tried == 11;
+	ok(same, "decimal knobs read as strtod reads them");
 	ok(def.enabled && def.migrate && def.fast_limit == SIZE_MAX && def.heat_sources == TIER_SRC_DEFAULT,
 	   "defaults: enabled, migrate, fast_limit unset, all sources but cxl");
 
