@@ -43,11 +43,6 @@ static void grant(struct tier_budget *b)
 
 void tier_budget_retarget(struct tier_budget *b, double target)
 {
-	/* a debt run up at a higher target (a burst's) is repaid in as many
-	 * periods as it would have been there: at 1% a burst's last visits
-	 * stopped the monitor for the whole 5 s the debt cap allows */
-	if (target < b->target && b->target > 0)
-		b->debt_ns *= target / b->target;
 	b->target = target;
 	if (b->warm)
 		grant(b);

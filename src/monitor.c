@@ -523,15 +523,13 @@ void tier_mon_fold(struct tier_mapping *m, uint32_t b, bool pulled, bool sweep)
 			heat += over;
 	}
 	heat = heat < 1e-6f ? 0.0f : heat;
-	/* churn: a surprise that takes a block the wrong way for its tier: a
-	 * fast block out of the clearly hot band (hysteresis times the cut:
-	 * an old hot set under a uniform background falls to the background's
-	 * heat, about the cut, not under it), a slow one across the cut.
-	 * Others (noise near zero, a hot block found hotter) change no
+	/* churn: a surprise that takes a block across the policy's cut the
+	 * wrong way for its tier (a fast block gone cold, a slow one turned
+	 * hot); others (noise near zero, a hot block found hotter) change no
 	 * placement and would spend the burst bank for nothing */
-	float cut = tier_mon.cut, band = cut * (float)tier_settings.hysteresis;
+	float cut = tier_mon.cut;
 	if (surprise && cut > 0 &&
-	    ((tier == 0 && surprise < 0 && blk->heat >= band && heat < band) ||
+	    ((tier == 0 && surprise < 0 && blk->heat >= cut && heat < cut) ||
 	     (tier != 0 && surprise > 0 && blk->heat < cut && heat >= cut))) {
 		tier_mon.churn++;
 		atomic_fetch_add_explicit(&tier_monitor_stats.surprises, 1, memory_order_relaxed);
@@ -597,7 +595,6 @@ uint64_t tier_monitor_period(uint32_t period, double decay, uint64_t allowance_n
 {
 	tier_mon.period = period;
 	tier_mon.decay = decay;
-	tier_mon.allowance = allowance_ns;
 	/* the short windows measured since the last period are its work too */
 	tier_mon.sched_ns = tier_mon.carry_sched;
 	tier_mon.fault_ns = (int64_t)tier_mon.carry_fault;

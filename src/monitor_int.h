@@ -51,9 +51,6 @@ struct ref {
 #define DENSE_RATE 2.5f
 #define SHORT_DIV 16
 #define SHORT_MAX 512
-/* What one short window is taken to cost before any was measured (TCG:
- * 20-50 us, natively a few) */
-#define SHORT_NS_FIRST 20000.0f
 struct short_ref {
 	struct ref r;
 	uint64_t armed_ns; /* CLOCK_MONOTONIC when its slice was armed */
@@ -72,8 +69,6 @@ struct tier_mon_state {
 	uint32_t ndue[2];
 	struct short_ref shorts[SHORT_MAX]; /* slices armed for a short window */
 	uint32_t nshort;
-	uint64_t allowance;  /* this period's, for what is scheduled beyond it */
-	float short_ns;      /* what one short window cost lately */
 	float short_w;       /* while one is measured: its window, in periods */
 	uint64_t carry_sched, carry_fault; /* what the short windows cost, counted in the next period */
 	bool saturated;      /* the last pull fold found its part all written */

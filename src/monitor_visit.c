@@ -173,13 +173,6 @@ static void short_add(struct tier_mapping *m, uint32_t b)
 {
 	if (tier_mon.short_w > 0 || tier_mon.nshort >= SHORT_MAX)
 		return;
-	/* within the period's allowance, with what is queued: measured
-	 * between periods, a burst's last batch (hundreds of blocks, 11 ms
-	 * under TCG) fell on the first period after it, at 1% */
-	if (!tier_mon.short_ns)
-		tier_mon.short_ns = SHORT_NS_FIRST;
-	if ((double)tier_mon_spent() + (double)(tier_mon.nshort + 1) * tier_mon.short_ns > (double)tier_mon.allowance)
-		return;
 	struct tier_block *blk = &m->blocks[b];
 	tier_mon.shorts[tier_mon.nshort++] = (struct short_ref){
 		.r = {m, b}, .armed_ns = tier_clock_ns(CLOCK_MONOTONIC), .period = tier_mon.period,
@@ -484,11 +477,8 @@ void tier_monitor_short_measure(void)
 	}
 	tier_mon.short_w = 0;
 	rcu_read_unlock();
-	uint64_t spent = tier_clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
-	if (tier_mon.nshort)
-		tier_mon.short_ns += 0.125f * ((float)spent / (float)tier_mon.nshort - tier_mon.short_ns);
 	tier_mon.nshort = 0;
-	tier_mon.carry_sched += spent;
+	tier_mon.carry_sched += tier_clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
 	tier_mon.carry_fault += tier_mon.fault_ns > 0 ? (uint64_t)tier_mon.fault_ns : 0;
 }
 

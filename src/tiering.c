@@ -261,30 +261,6 @@ static bool detect(const struct tier_policy_out *out, float hit, float best)
 	return moves || fell || probes || churn;
 }
 
-/* A round that would see what the last one saw (no fold since, the same
- * fast-tier use and limit, and it moved nothing) is skipped, but not
- * more than BALANCE_SKIP_MAX in a row: blocks also come out of their
- * settling time as periods pass.  A round costs 0.25-0.6 ms under TCG,
- * half of the default's 1 ms a period, and a period without visits is
- * most periods at the default. */
-#define BALANCE_SKIP_MAX 3
-static bool same_as_last(size_t limit)
-{
-	static uint64_t folds;
-	static size_t used, lim;
-	static unsigned skipped;
-	uint64_t f = atomic_load(&tier_monitor_stats.folds);
-	size_t u = 0;
-	for (int t = 0; t < tier_place.ntiers && t < TIER_MAX_TIERS; t++)
-		u += atomic_load(&tier_place_stats.committed[t]);
-	bool same = f == folds && u == used && limit == lim && !tier_balance_stats.last_moves && !nstragglers &&
-		    !atomic_load(&tier_ph_stats.split) && !atomic_load(&tier_ph_stats.probing) &&
-		    skipped < BALANCE_SKIP_MAX;
-	skipped = same ? skipped + 1 : 0;
-	folds = f, used = u, lim = limit;
-	return same;
-}
-
 size_t tier_balance(uint32_t period)
 {
 	const struct tier_settings *s = &tier_settings;
@@ -292,10 +268,6 @@ size_t tier_balance(uint32_t period)
 	atomic_fetch_add(&tier_balance_stats.rounds, 1);
 	if (!atomic_load(&tier_place.active) || !s->migrate) {
 		atomic_store(&tier_balance_stats.gain, false);
-		return 0;
-	}
-	if (same_as_last(atomic_load(&tier_place.fast_limit))) {
-		atomic_fetch_add(&tier_balance_stats.skipped, 1);
 		return 0;
 	}
 	rcu_read_lock();
@@ -352,7 +324,6 @@ size_t tier_balance(uint32_t period)
 	if (gain)
 		atomic_fetch_add(&tier_balance_stats.gains, 1);
 	atomic_fetch_add(&tier_balance_stats.swaps, out.swaps);
-	tier_balance_stats.last_moves = out.promote_blocks + out.demote_blocks;
 	atomic_store(&tier_balance_stats.last_candidates, nfast + nslow);
 	tier_balance_stats.cut = th.cut;
 	tier_balance_stats.swap_min = th.swap_min;

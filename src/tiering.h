@@ -71,8 +71,6 @@ struct tier_balance_stats {
 	                                * estimate of the share of accesses served fast */
 	_Atomic bool gain;             /* the change detector: something to gain now (bursts) */
 	_Atomic uint64_t gains;        /* rounds that saw a gain */
-	_Atomic uint64_t skipped;      /* rounds skipped: nothing changed since the last */
-	size_t last_moves;             /* blocks the last round chose to move */
 };
 extern struct tier_balance_stats tier_balance_stats;
 
