@@ -476,8 +476,8 @@ void tier_monitor_short_measure(void)
 		atomic_fetch_add_explicit(&tier_monitor_stats.short_windows, 1, memory_order_relaxed);
 	}
 	tier_mon.short_w = 0;
-	rcu_read_unlock();
 	tier_mon.nshort = 0;
+	rcu_read_unlock();
 	tier_mon.carry_sched += tier_clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
 	tier_mon.carry_fault += tier_mon.fault_ns > 0 ? (uint64_t)tier_mon.fault_ns : 0;
 }

@@ -47,64 +47,84 @@ static int stride = 1; /* -p: one page in stride is hot */
 static int reads;      /* -R */
 static volatile char sink;
 
-/* Share of the hot pages of blocks[0..n) on node 0, and on node 1+ (out). */
-static double on_fast(char **blocks, int n, double *slow)
+/* Where every step-th page of blocks[0..n) is, by the kernel (move_pages
+ * status), in batches: each(page, status, ctx).  -1 if a query fails. */
+static int each_status(char **blocks, int n, int step, void (*each)(void *, int, void *), void *ctx)
 {
 	static void *pages[64 * NPG];
 	static int status[64 * NPG];
-	long fast = 0, total = 0, sl = 0;
 	for (int i = 0; i < n;) {
 		int k = 0, j = i;
 		for (; j < n && k + NPG <= 64 * NPG; j++)
-			for (int p = 0; p < NPG; p += stride)
+			for (int p = 0; p < NPG; p += step)
 				pages[k++] = blocks[j] + (size_t)p * PG;
 		if (move_pages(0, (unsigned long)k, pages, NULL, status, 0))
 			return -1;
-		for (int x = 0; x < k; x++) {
-			total++;
-			fast += status[x] == 0;
-			sl += status[x] > 0;
-		}
+		for (int x = 0; x < k; x++)
+			each(pages[x], status[x], ctx);
 		i = j;
 	}
+	return 0;
+}
+
+struct tally {
+	long fast, slow, total;
+};
+
+static void count_page(void *page, int st, void *ctx)
+{
+	(void)page;
+	struct tally *t = ctx;
+	t->total++;
+	t->fast += st == 0;
+	t->slow += st > 0;
+}
+
+/* Share of the hot pages of blocks[0..n) on node 0, and on node 1+ (out). */
+static double on_fast(char **blocks, int n, double *slow)
+{
+	struct tally t = {0, 0, 0};
+	if (each_status(blocks, n, stride, count_page, &t))
+		return -1;
 	if (slow)
-		*slow = total ? (double)sl / (double)total : 0;
-	return total ? (double)fast / (double)total : 0;
+		*slow = t.total ? (double)t.slow / (double)t.total : 0;
+	return t.total ? (double)t.fast / (double)t.total : 0;
 }
 
 /* 2 MiB blocks (the allocator's unit) holding pages on node 0 and on a
  * slow node at once: placed page by page, as the kernel reports it (a
  * whole-block engine leaves none; -1 if the blocks lie too far apart). */
+enum { MIXED_SPAN = 1 << 16 };
+struct seen {
+	uintptr_t lo;
+	unsigned char at[MIXED_SPAN]; /* bit 0: a page on node 0, bit 1: on a slow node */
+};
+
+static void see_page(void *page, int st, void *ctx)
+{
+	struct seen *v = ctx;
+	if (st >= 0)
+		v->at[((uintptr_t)page >> 21) - v->lo] |= st == 0 ? 1 : 2;
+}
+
 static int mixed_blocks(char **blocks, int n)
 {
-	enum { SPAN = 1 << 16 };
-	static unsigned char seen[SPAN]; /* bit 0: a page on node 0, bit 1: on a slow node */
-	static void *pages[64 * NPG];
-	static int status[64 * NPG];
+	static struct seen v;
 	uintptr_t lo = UINTPTR_MAX, hi = 0;
 	for (int i = 0; i < n; i++) {
 		uintptr_t b = (uintptr_t)blocks[i] >> 21;
 		lo = b < lo ? b : lo;
 		hi = b + 1 > hi ? b + 1 : hi;
 	}
-	if (!n || hi - lo >= SPAN)
+	if (!n || hi - lo >= MIXED_SPAN)
 		return -1;
-	memset(seen, 0, sizeof(seen));
-	for (int i = 0; i < n;) {
-		int k = 0, j = i;
-		for (; j < n && k + NPG <= 64 * NPG; j++)
-			for (int p = 0; p < NPG; p++)
-				pages[k++] = blocks[j] + (size_t)p * PG;
-		if (move_pages(0, (unsigned long)k, pages, NULL, status, 0))
-			return -1;
-		for (int x = 0; x < k; x++)
-			if (status[x] >= 0)
-				seen[((uintptr_t)pages[x] >> 21) - lo] |= status[x] == 0 ? 1 : 2;
-		i = j;
-	}
+	memset(&v, 0, sizeof(v));
+	v.lo = lo;
+	if (each_status(blocks, n, 1, see_page, &v))
+		return -1;
 	int mixed = 0;
 	for (uintptr_t b = 0; b < hi - lo; b++)
-		mixed += seen[b] == 3;
+		mixed += v.at[b] == 3;
 	return mixed;
 }
 
