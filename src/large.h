@@ -14,6 +14,7 @@ struct tier_large_stats {
 	_Atomic uint64_t purged;   /* bytes emptied */
 	_Atomic uint64_t cached;   /* dirty bytes held at the last check */
 	_Atomic uint64_t moved;    /* bytes of held buffers moved into new ones */
+	_Atomic uint64_t others;   /* times the other arenas were purged */
 };
 extern struct tier_large_stats tier_large_stats;
 

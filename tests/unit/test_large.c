@@ -3,7 +3,9 @@
  * again, contents stay right (calloc zeroes a reused buffer), the stats
  * show the cache, it is given back after a pause, a request that no held
  * buffer fits is filled with their pages (moved, not faulted in again;
- * live buffers, calloc and realloc untouched), and large_cache:0 keeps
+ * live buffers, calloc and realloc untouched), the other arenas' dirty
+ * pages are purged when the cut leaves RSS over the bound, and
+ * large_cache:0 keeps
  * jemalloc's eager purge.  Counts, not times. */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -229,6 +231,31 @@ static int moves(void)
 	return f > touched / 2 ? 7 : maps > maps0 + 1000 ? 8 : 0;
 }
 
+/* In a fresh process: 16 MiB of freed 2 MiB buffers (another arena's,
+ * apart, so not purged at once) when a huge request passes the bound: they
+ * are purged.  Exit 0 when they were; prints the figures. */
+static int others(void)
+{
+	churn(9 * MIB, 2);
+	unsigned char *b[16];
+	for (int i = 0; i < 16; i++) {
+		b[i] = malloc(2 * MIB);
+		fill_pages(b[i], 2 * MIB, 5);
+	}
+	for (int i = 0; i < 16; i += 2)
+		free(b[i]);
+	unsigned long long n0 = stat_u64("stats.large.others");
+	long r0 = rss_pages();
+	unsigned char *c = malloc(24 * MIB);
+	fill_pages(c, 24 * MIB, 6);
+	long grew = rss_pages() - r0;
+	unsigned long long n = stat_u64("stats.large.others") - n0;
+	printf("24 MiB touched beside 16 MiB of freed 2 MiB buffers: RSS +%ld MiB, other arenas purged %llu times\n",
+	       grew * 4096 / (long)MIB, n);
+	fflush(stdout);
+	return n >= 1 && grew < PAGES(16 * MIB) ? 0 : 1;
+}
+
 /* This program again as `mode`, in a child (conf: its TIERMALLOC_CONF, NULL
  * to keep this one's): its exit status (-1: it did not exit), and the first
  * line it wrote in line. */
@@ -263,6 +290,8 @@ int main(int argc, char **argv)
 		return concurrent();
 	if (argc > 1 && !strcmp(argv[1], "moves"))
 		return moves();
+	if (argc > 1 && !strcmp(argv[1], "others"))
+		return others();
 	if (argc > 1 && !strcmp(argv[1], "off")) {
 		/* the child below, under large_cache:0 */
 		churn(9 * MIB, 2);
@@ -364,6 +393,10 @@ int main(int argc, char **argv)
 	/* held buffers' pages fill a request that none of them fits */
 	rc = run_self(argv[0], "moves", NULL, line, sizeof(line));
 	ok(rc == 0, "moves: %s (exit %d)", line, rc);
+
+	/* the bound covers the other arenas' dirty pages too */
+	rc = run_self(argv[0], "others", NULL, line, sizeof(line));
+	ok(rc == 0, "others: %s (exit %d)", line, rc);
 
 	/* large_cache:0: jemalloc's eager purge, every round faults again */
 	rc = run_self(argv[0], "off", "large_cache:0", line, sizeof(line));
