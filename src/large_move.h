@@ -2,7 +2,8 @@
  * (mremap with MREMAP_DONTUNMAP): a fresh huge buffer is filled with the
  * pages of held ones that do not fit it, so that the program does not
  * fault them in again.  See large_move.c.  No malloc: fit for the large
- * cache's lock, not for extent hooks (it maps). */
+ * cache's lock, not for extent hooks (it maps).  Callers take turns (the
+ * large cache's lock). */
 #ifndef TIER_LARGE_MOVE_H
 #define TIER_LARGE_MOVE_H
 
