@@ -158,6 +158,21 @@ static bool pages_hold(const unsigned char *b, size_t n, unsigned char v)
 	return same;
 }
 
+/* A new block of n bytes, v written in every page, and how much the
+ * counter named stat and measure() (faults, resident pages) grew meanwhile */
+static unsigned char *touch_new(size_t n, unsigned char v, const char *stat, long (*measure)(void),
+				unsigned long long *grew_stat, long *grew)
+{
+	unsigned long long s0 = stat_u64(stat);
+	long m0 = measure();
+	unsigned char *p = malloc(n);
+	if (p)
+		fill_pages(p, n, v);
+	*grew = measure() - m0;
+	*grew_stat = stat_u64(stat) - s0;
+	return p;
+}
+
 /* In a fresh process: a request that no held buffer fits is filled with
  * the pages of held ones; exit 0 when each check holds, else the number
  * of the first that failed; prints the figures. */
@@ -171,12 +186,11 @@ static int moves(void)
 	fill_pages(b, 12 * MIB, 3);
 	free(a);
 	free(b);
-	unsigned long long moved0 = stat_u64("stats.large.moved");
-	long f0 = faults();
-	unsigned char *c = malloc(20 * MIB);
-	fill_pages(c, 20 * MIB, 4);
-	long f = faults() - f0;
-	unsigned long long moved = stat_u64("stats.large.moved") - moved0;
+	unsigned long long moved;
+	long f;
+	unsigned char *c = touch_new(20 * MIB, 4, "stats.large.moved", faults, &moved, &f);
+	if (!c)
+		return 1;
 	printf("20 MiB with 2 x 12 MiB held: %ld faults (of %ld), %llu MiB moved; ", f, PAGES(20 * MIB), moved / MIB);
 	if (f > PAGES(20 * MIB) / 4 || moved < 16 * MIB)
 		return 1;
@@ -203,7 +217,7 @@ static int moves(void)
 	size_t len[8] = {0};
 	uint64_t r = 7;
 	long touched = 0, maps0 = mappings();
-	f0 = faults();
+	long f0 = faults();
 	for (int i = 0; i < 120; i++) {
 		r = r * 6364136223846793005ull + 1442695040888963407ull;
 		int k = (int)((r >> 33) % 8);
@@ -244,12 +258,10 @@ static int others(void)
 	}
 	for (int i = 0; i < 16; i += 2)
 		free(b[i]);
-	unsigned long long n0 = stat_u64("stats.large.others");
-	long r0 = rss_pages();
-	unsigned char *c = malloc(24 * MIB);
-	fill_pages(c, 24 * MIB, 6);
-	long grew = rss_pages() - r0;
-	unsigned long long n = stat_u64("stats.large.others") - n0;
+	unsigned long long n;
+	long grew;
+	if (!touch_new(24 * MIB, 6, "stats.large.others", rss_pages, &n, &grew))
+		return 1;
 	printf("24 MiB touched beside 16 MiB of freed 2 MiB buffers: RSS +%ld MiB, other arenas purged %llu times\n",
 	       grew * 4096 / (long)MIB, n);
 	fflush(stdout);
