@@ -96,7 +96,7 @@ TIER_STARTUP static void *malloc_admitted(size_t size)
 {
 	int flags = tier_thread_flags();
 	void *p = flags ? mallocx(size, flags) : JE_MALLOC(size);
-	tier_thread_leave(p, size);
+	tier_thread_leave(p, size, false);
 	if (TIER_UNLIKELY(!p))
 		errno = ENOMEM;
 	return p;
@@ -108,8 +108,8 @@ TIER_STARTUP static void *malloc_admitted(size_t size)
 static void *mallocx_admitted(size_t size, int flags)
 {
 	tier_thread_enter(size);
-	void *p = mallocx(size ? size : 1, flags | tier_thread_flags());
-	tier_thread_leave(p, size);
+	void *p = mallocx(size ? size : 1, tier_thread_flags_with(flags));
+	tier_thread_leave(p, size, flags & 0x40 /* MALLOCX_ZERO */);
 	leave();
 	return p;
 }
@@ -285,7 +285,7 @@ static __attribute__((noinline)) void *realloc_watched(void *ptr, size_t size)
 	}
 	tier_thread_enter(size);
 	void *p = rallocx(ptr, size, tier_thread_flags());
-	tier_thread_leave(p, size);
+	tier_thread_leave(p, size, true);
 	leave();
 	if (!p)
 		errno = ENOMEM; /* ptr is left untouched */

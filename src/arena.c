@@ -237,6 +237,8 @@ static void hook_huge_locked(void)
 		return;
 	if (set_hooks(nauto) == 0) {
 		absorb_default_chunk(nauto);
+		/* its extents are placed on tiers: pages stay where placed */
+		tier_large_no_moves();
 		atomic_store(&huge_hooked, true);
 	}
 }

@@ -255,6 +255,8 @@ U64_STAT(h_large_checks, atomic_load(&tier_large_stats.checks))
 U64_STAT(h_large_purges, atomic_load(&tier_large_stats.purges))
 U64_STAT(h_large_purged, atomic_load(&tier_large_stats.purged))
 U64_STAT(h_large_held, atomic_load(&tier_large_stats.cached))
+U64_STAT(h_large_moved, atomic_load(&tier_large_stats.moved))
+U64_STAT(h_large_others, atomic_load(&tier_large_stats.others))
 
 static int h_large_on(const struct req *r, long i, const struct tier_knob *k)
 {
@@ -595,6 +597,8 @@ static const struct node nodes[] = {
 	{"stats.large.purges", h_large_purges, TC_U64, false, "large_cache.purges"},
 	{"stats.large.purged", h_large_purged, TC_U64, false, "large_cache.purged"},
 	{"stats.large.held", h_large_held, TC_U64, false, "large_cache.held"},
+	{"stats.large.moved", h_large_moved, TC_U64, false, "large_cache.moved"},
+	{"stats.large.others", h_large_others, TC_U64, false, "large_cache.others"},
 };
 
 

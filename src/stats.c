@@ -345,6 +345,8 @@ static void walk(struct tier_emitter *e, const struct snap *s)
 	tier_emit_u64(e, "purges", "emptied", atomic_load(&tier_large_stats.purges));
 	tier_emit_u64(e, "purged", "bytes emptied", atomic_load(&tier_large_stats.purged));
 	tier_emit_u64(e, "held", "held at the last check", atomic_load(&tier_large_stats.cached));
+	tier_emit_u64(e, "moved", "bytes moved into new buffers", atomic_load(&tier_large_stats.moved));
+	tier_emit_u64(e, "others", "other arenas purged", atomic_load(&tier_large_stats.others));
 	tier_emit_dict_end(e);
 	tier_emit_dict_begin(e, "placement", NULL);
 	tier_emit_u64(e, "spilled_blocks", "spilled to a slower tier", s->spilled);

@@ -34,19 +34,32 @@ static inline void tier_thread_enter(size_t size)
 }
 
 /* The mallocx flags of the allocation tier_thread_enter admitted: a large
- * buffer the cache took (large.h) goes to the huge arena. */
+ * buffer the cache took (large.h) goes to the huge arena, aligned. */
 static inline int tier_thread_flags(void)
 {
 	return TIER_UNLIKELY(tier_large_held) ? tier_large_arena_flags : 0;
 }
 
+/* The same added to a caller's own flags: the larger of two alignments
+ * (the low 6 bits, MALLOCX_LG_ALIGN, would not add up). */
+static inline int tier_thread_flags_with(int flags)
+{
+	int t = tier_thread_flags(), lg = flags & 0x3f;
+	if (TIER_LIKELY(!t))
+		return flags;
+	if ((t & 0x3f) > lg)
+		lg = t & 0x3f;
+	return ((flags | t) & ~0x3f) | lg;
+}
+
 /* After the allocation tier_thread_enter admitted (p: its block, NULL if
- * it failed; size: the size asked): a huge one held the large-buffer
- * cache's lock through it (large.h). */
-static inline void tier_thread_leave(void *p, size_t size)
+ * it failed; size: the size asked; kept: its contents matter, as calloc's
+ * zeroes and realloc's data do): a huge one held the large-buffer cache's
+ * lock through it (large.h). */
+static inline void tier_thread_leave(void *p, size_t size, bool kept)
 {
 	if (TIER_UNLIKELY(tier_large_held))
-		tier_large_release(p, size);
+		tier_large_release(p, size, kept);
 }
 
 #endif

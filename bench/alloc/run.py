@@ -45,6 +45,8 @@ def main():
                                                     os.path.join(TOP, ".libs", "libtiermalloc.so")))
     ap.add_argument("--out", default=os.path.join(TOP, "bench", "out"))
     ap.add_argument("--only", help="comma-separated allocators to run (jemalloc and tiermalloc always)")
+    ap.add_argument("--base", help="another tiermalloc library (a build of the base branch), run in the "
+                                   "same rounds as 'tier-base'")
     ap.add_argument("workloads", nargs="*", default=WORKLOADS)
     a = ap.parse_args()
     only = set(a.only.split(",")) | {"jemalloc", "tiermalloc"} if a.only else None
@@ -61,6 +63,8 @@ def main():
         sys.exit("libjemalloc.so.2 not found (apt-get install libjemalloc2)")
     if not os.path.exists(a.lib):
         sys.exit(f"{a.lib} not found: build first (make)")
+    if a.base:
+        allocs.append(("tier-base", a.base, {}))
     allocs.append(("tiermalloc", a.lib, {}))
     names = [n for n, _, _ in allocs]
     os.makedirs(a.out, exist_ok=True)

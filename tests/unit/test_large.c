@@ -1,7 +1,11 @@
 /* The large-buffer cache (src/large.c): freed huge buffers (jemalloc's
  * oversize ones, 8 MiB and up) are reused without faulting their pages in
  * again, contents stay right (calloc zeroes a reused buffer), the stats
- * show the cache, it is given back after a pause, and large_cache:0 keeps
+ * show the cache, it is given back after a pause, a request that no held
+ * buffer fits is filled with their pages (moved, not faulted in again;
+ * live buffers, calloc and realloc untouched), the other arenas' dirty
+ * pages are purged when the cut leaves RSS over the bound, and
+ * large_cache:0 keeps
  * jemalloc's eager purge.  Counts, not times. */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -119,6 +123,151 @@ static int concurrent(void)
 	return failed ? 2 : peak <= bound && checks >= 116 ? 0 : 1;
 }
 
+static unsigned long long stat_u64(const char *name)
+{
+	uint64_t v = 0;
+	size_t sz = sizeof(v);
+	return tier_mallctl(name, &v, &sz, NULL, 0) ? 0 : (unsigned long long)v;
+}
+
+static long mappings(void)
+{
+	long n = 0;
+	int c;
+	FILE *f = fopen("/proc/self/maps", "r");
+	while (f && (c = fgetc(f)) != EOF)
+		n += c == '\n';
+	if (f)
+		fclose(f);
+	return n;
+}
+
+/* Every page of b (n bytes) holds v (written by fill_pages). */
+static void fill_pages(unsigned char *b, size_t n, unsigned char v)
+{
+	for (size_t o = 0; o < n; o += 4096)
+		b[o] = v;
+	b[n - 1] = v;
+}
+
+static bool pages_hold(const unsigned char *b, size_t n, unsigned char v)
+{
+	bool same = b[n - 1] == v;
+	for (size_t o = 0; o < n; o += 4096)
+		same &= b[o] == v;
+	return same;
+}
+
+/* A new block of n bytes, v written in every page, and how much the
+ * counter named stat and measure() (faults, resident pages) grew meanwhile */
+static unsigned char *touch_new(size_t n, unsigned char v, const char *stat, long (*measure)(void),
+				unsigned long long *grew_stat, long *grew)
+{
+	unsigned long long s0 = stat_u64(stat);
+	long m0 = measure();
+	unsigned char *p = malloc(n);
+	if (p)
+		fill_pages(p, n, v);
+	*grew = measure() - m0;
+	*grew_stat = stat_u64(stat) - s0;
+	return p;
+}
+
+/* In a fresh process: a request that no held buffer fits is filled with
+ * the pages of held ones; exit 0 when each check holds, else the number
+ * of the first that failed; prints the figures. */
+static int moves(void)
+{
+	churn(9 * MIB, 2);
+	/* 12 + 12 MiB held apart (a live one between), 20 asked */
+	unsigned char *a = malloc(12 * MIB), *s = malloc(12 * MIB), *b = malloc(12 * MIB);
+	fill_pages(a, 12 * MIB, 1);
+	fill_pages(s, 12 * MIB, 2);
+	fill_pages(b, 12 * MIB, 3);
+	free(a);
+	free(b);
+	unsigned long long moved;
+	long f;
+	unsigned char *c = touch_new(20 * MIB, 4, "stats.large.moved", faults, &moved, &f);
+	if (!c)
+		return 1;
+	printf("20 MiB with 2 x 12 MiB held: %ld faults (of %ld), %llu MiB moved; ", f, PAGES(20 * MIB), moved / MIB);
+	if (f > PAGES(20 * MIB) / 4 || moved < 16 * MIB)
+		return 1;
+	if (!pages_hold(s, 12 * MIB, 2) || !pages_hold(c, 20 * MIB, 4))
+		return 2;
+	/* calloc past every held buffer: zero (nothing moved in) */
+	free(c);
+	unsigned char *z = calloc(1, 24 * MIB);
+	bool zero = z != NULL;
+	for (size_t i = 0; z && i < 24 * MIB; i += 512)
+		zero &= z[i] == 0 && z[i + 511] == 0;
+	if (!zero)
+		return 3;
+	/* realloc keeps its data */
+	s = realloc(s, 30 * MIB);
+	if (!s || !pages_hold(s, 12 * MIB, 2))
+		return 4;
+	free(s);
+	free(z);
+	/* random 5-25 MiB buffers, 8 live: each holds its own byte until
+	 * freed, faults stay under half the pages touched, and the mappings
+	 * that moves split stay few */
+	unsigned char *slot[8] = {0};
+	size_t len[8] = {0};
+	uint64_t r = 7;
+	long touched = 0, maps0 = mappings();
+	long f0 = faults();
+	for (int i = 0; i < 120; i++) {
+		r = r * 6364136223846793005ull + 1442695040888963407ull;
+		int k = (int)((r >> 33) % 8);
+		size_t n = 5 * MIB + (size_t)((r >> 13) % (20 * MIB));
+		unsigned char *p = malloc(n);
+		if (!p)
+			return 5;
+		fill_pages(p, n, (unsigned char)(i + 1));
+		touched += (long)(n / 4096);
+		if (slot[k] && !pages_hold(slot[k], len[k], (unsigned char)(slot[k][0])))
+			return 6;
+		free(slot[k]);
+		slot[k] = p;
+		len[k] = n;
+	}
+	for (int k = 0; k < 8; k++) {
+		if (slot[k] && !pages_hold(slot[k], len[k], slot[k][0]))
+			return 6;
+		free(slot[k]);
+	}
+	f = faults() - f0;
+	long maps = mappings();
+	printf("random 5-25 MiB: %ld faults for %ld pages touched, mappings %ld -> %ld\n", f, touched, maps0, maps);
+	fflush(stdout);
+	return f > touched / 2 ? 7 : maps > maps0 + 1000 ? 8 : 0;
+}
+
+/* In a fresh process: 16 MiB of freed 2 MiB buffers (another arena's,
+ * apart, so not purged at once) when a huge request passes the bound: they
+ * are purged.  Exit 0 when they were; prints the figures. */
+static int others(void)
+{
+	churn(9 * MIB, 2);
+	unsigned char *b[16];
+	for (int i = 0; i < 16; i++) {
+		b[i] = malloc(2 * MIB);
+		fill_pages(b[i], 2 * MIB, 5);
+	}
+	for (int i = 0; i < 16; i += 2)
+		free(b[i]);
+	unsigned long long n;
+	long grew;
+	if (!touch_new(24 * MIB, 6, "stats.large.others", rss_pages, &n, &grew))
+		return 1;
+	printf("24 MiB touched beside 16 MiB of freed 2 MiB buffers: RSS +%ld MiB, other arenas purged %llu times\n",
+	       grew * 4096 / (long)MIB, n);
+	fflush(stdout);
+	return n >= 1 && grew < PAGES(16 * MIB) ? 0 : 1;
+}
+
 /* This program again as `mode`, in a child (conf: its TIERMALLOC_CONF, NULL
  * to keep this one's): its exit status (-1: it did not exit), and the first
  * line it wrote in line. */
@@ -151,6 +300,10 @@ int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "threads"))
 		return concurrent();
+	if (argc > 1 && !strcmp(argv[1], "moves"))
+		return moves();
+	if (argc > 1 && !strcmp(argv[1], "others"))
+		return others();
 	if (argc > 1 && !strcmp(argv[1], "off")) {
 		/* the child below, under large_cache:0 */
 		churn(9 * MIB, 2);
@@ -245,9 +398,17 @@ int main(int argc, char **argv)
 
 	/* four threads at once: the bound holds (check and allocation are
 	 * one step under the cache's lock) */
-	char line[160];
+	char line[320];
 	int rc = run_self(argv[0], "threads", NULL, line, sizeof(line));
 	ok(rc == 0, "4 threads churning 5-24 MiB buffers: %s (exit %d)", line, rc);
+
+	/* held buffers' pages fill a request that none of them fits */
+	rc = run_self(argv[0], "moves", NULL, line, sizeof(line));
+	ok(rc == 0, "moves: %s (exit %d)", line, rc);
+
+	/* the bound covers the other arenas' dirty pages too */
+	rc = run_self(argv[0], "others", NULL, line, sizeof(line));
+	ok(rc == 0, "others: %s (exit %d)", line, rc);
 
 	/* large_cache:0: jemalloc's eager purge, every round faults again */
 	rc = run_self(argv[0], "off", "large_cache:0", line, sizeof(line));
