@@ -10,8 +10,15 @@
 # other test holds it shared while it runs.
 lock="${top_builddir:-.}/.vm.lock"
 case "$1" in
-*.sh)
-	grep -q 'vm\.lock\|vm_host_setup' "$1" && exec /bin/sh "$@"
-	exec flock -s "$lock" /bin/sh "$@" ;;
-*) exec flock -s "$lock" "$@" ;;
+*.sh) grep -q 'vm\.lock\|vm_host_setup' "$1" && exec /bin/sh "$@" ;;
+esac
+# on a high descriptor, inherited by the test (the lock lasts as long as
+# it does): flock(1) FILE took the lowest free one, which the tests' own
+# make then read as make's jobserver pipe ("read jobs pipe: Bad file
+# descriptor", tests/host/install.sh)
+exec 8>>"$lock"
+flock -s 8
+case "$1" in
+*.sh) exec /bin/sh "$@" ;;
+*) exec "$@" ;;
 esac
