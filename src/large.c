@@ -131,6 +131,8 @@ static size_t resident_pages(void)
 static unsigned psz_ceil_index(size_t bytes)
 {
 	size_t s = tier_align_up(bytes, TIER_PAGE);
+	if (s < (size_t)16 << 10) /* also 0: no dirty bytes (clz(0) is undefined) */
+		s = (size_t)16 << 10;
 	int g = 63 - __builtin_clzl(s);
 	size_t step = (size_t)1 << (g - 2);
 	size_t k = (s - ((size_t)1 << g) + step - 1) / step;
@@ -359,7 +361,7 @@ static size_t fill(void *p, size_t size)
 		uint64_t epoch = 1;
 		size_t dirty = 0, sz = sizeof(dirty);
 		if (mallctlbymib(mib_epoch, 1, NULL, NULL, &epoch, sizeof(epoch)) ||
-		    mallctlbymib(mib_pdirty, 4, &dirty, &sz, NULL, 0))
+		    mallctlbymib(mib_pdirty, 4, &dirty, &sz, NULL, 0) || !dirty)
 			break;
 		unsigned j = dirty_bin(top_bin(dirty * TIER_PAGE));
 		if (j <= 5)
