@@ -24,9 +24,11 @@ ok $? "tiermalloc's runs report their metadata"
 bg=$(awk -F, 'NR > 1 && $5 == "tiermalloc" && $4 != "unpaced" {printf "%s%.2f%%", s, 100 * $9; s = " "}' "$tmp/scale.csv")
 awk -F, 'NR > 1 && $5 == "tiermalloc" && $4 != "unpaced" { n++; if ($9 > 0.03) bad++ } END { exit !(n == 8 && bad == 0) }' "$tmp/scale.csv"
 ok $? "the default budget (bg_cpu 1%) holds: background share of every paced run at most 3% ($bg)"
-# detection at the default is printed, not asserted here: the 64 MiB
-# written hot set was found in 1 of 2 first phases (2026-12-05), which is
-# the engine's default to fix (issue 19), not this test's budget to raise
+# detection at the default is printed, not asserted here: the written
+# hot set of the first phase was found at 64 MiB in 3 of 3 runs (0.21 s)
+# but at 256 MiB in 2 of 3 (0.57 s, 0.26 s, never; 2026-12-05, sixth
+# session), which is the engine's default to fix (issue 19), not this
+# test's budget to raise
 det=$(awk -F, 'NR > 1 && $5 == "tiermalloc" && $4 != "unpaced" {printf "%s%s", s, $7; s = " "}' "$tmp/scale.csv")
 diag "detection s of the paced runs (-1: never): $det"
 grep -q '^footprint *| touched' "$tmp/table" && [ "$(grep -c ' MiB *|' "$tmp/table")" -eq 2 ]
