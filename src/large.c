@@ -350,18 +350,22 @@ void tier_large_before(size_t size)
  * a given-back tail is).  They are held until then so that jemalloc does
  * not serve the next one from an emptied one, which an extent emptied
  * before may be too.  Returns the bytes moved. */
-static size_t fill(void *p, size_t size)
+static size_t fill(void *p, size_t size, size_t dirty)
 {
 	struct tier_move_dst d;
 	tier_move_dst_init(&d, p, size);
 	void *taken[KEEP_MAX];
 	int n = 0;
 	size_t moved = 0, left;
-	while (n < KEEP_MAX && (left = tier_move_dst_left(&d)) && tier_move_usable()) {
+	/* dirty: the caller's fresh read for the first turn, read again after
+	 * each extent taken */
+	for (bool fresh = true; n < KEEP_MAX && (left = tier_move_dst_left(&d)) && tier_move_usable(); fresh = false) {
 		uint64_t epoch = 1;
-		size_t dirty = 0, sz = sizeof(dirty);
-		if (mallctlbymib(mib_epoch, 1, NULL, NULL, &epoch, sizeof(epoch)) ||
-		    mallctlbymib(mib_pdirty, 4, &dirty, &sz, NULL, 0) || !dirty)
+		size_t sz = sizeof(dirty);
+		if (!fresh && (mallctlbymib(mib_epoch, 1, NULL, NULL, &epoch, sizeof(epoch)) ||
+			       mallctlbymib(mib_pdirty, 4, &dirty, &sz, NULL, 0)))
+			break;
+		if (!dirty)
 			break;
 		unsigned j = dirty_bin(top_bin(dirty * TIER_PAGE));
 		if (j <= 5)
@@ -427,7 +431,7 @@ void tier_large_release(void *p, size_t size, bool kept)
 		hollow -= unhollowed < hollow ? unhollowed : hollow;
 		/* moved pages hold what their buffer held */
 		if (!kept && !atomic_load_explicit(&moves_off, memory_order_relaxed)) {
-			size_t moved = fill(p, size);
+			size_t moved = fill(p, size, dirty);
 			if (moved) {
 				atomic_fetch_add_explicit(&tier_large_stats.moved, moved, memory_order_relaxed);
 				hollow += moved / TIER_PAGE;

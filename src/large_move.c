@@ -130,7 +130,8 @@ size_t tier_move_from(struct tier_move_dst *d, void *src, size_t bytes)
 		/* a run of resident granules, at most what the run to fill
 		 * takes: one move */
 		uintptr_t e = g + TIER_MOVE_GRAIN;
-		while (e < end && e - g < d->len[d->i] && resident_in(e) >= (long)GRAIN_PAGES / 2)
+		bool sparse = false; /* e was read and is left where it is */
+		while (e < end && e - g < d->len[d->i] && !(sparse = resident_in(e) < (long)GRAIN_PAGES / 2))
 			e += TIER_MOVE_GRAIN;
 		size_t len = e - g;
 		if (!move(g, d->at[d->i], len))
@@ -140,7 +141,7 @@ size_t tier_move_from(struct tier_move_dst *d, void *src, size_t bytes)
 		d->len[d->i] -= len;
 		if (!d->len[d->i])
 			d->i++;
-		g = e;
+		g = sparse ? e + TIER_MOVE_GRAIN : e; /* not read twice */
 	}
 	return moved;
 }
