@@ -19,7 +19,7 @@ if [ "${REPEAT_GUEST:-}" = 1 ]; then # inside the VM
 	while [ $i -lt "$RUNS" ]; do
 		i=$((i + 1))
 		env LD_PRELOAD="$top/.libs/libtiermalloc.so" TIERMALLOC_CONF="fast_limit:64M${CONF:+,$CONF}" \
-			bench/gups/gups -f 256 -H 32 -a 12 -b 12 -n "run$i" 2>&1 >/dev/null | grep "^summary" || echo "summary run$i failed"
+			bench/gups/gups -f 256 -H 32 -a 12 -b 12 -n "run$i" 2>&1 >/dev/null | grep -E "^(summary|tiermalloc:)" || echo "summary run$i failed"
 	done
 	exit 0
 fi
