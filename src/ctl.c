@@ -402,6 +402,7 @@ static int h_device_reason(const struct req *r, long i, const struct tier_knob *
 	return out(r, &v, sizeof(v));
 }
 U64_STAT(h_migrate_retries, atomic_load(&tier_migrate_stats.retries))
+U64_STAT(h_migrate_misplaced, atomic_load(&tier_migrate_stats.misplaced))
 U64_STAT(h_device_marked, atomic_load(&tier_migrate_stats.held_marked))
 U64_STAT(h_devreg_calls, atomic_load(&tier_devreg_stats.calls))
 U64_STAT(h_devreg_pinned, atomic_load(&tier_devreg_stats.pinned))
@@ -576,6 +577,7 @@ static const struct node nodes[] = {
 	{"tier.cxl.report", h_cxl_report, TC_REPORT, true, NULL},
 	/* device awareness (issue 10) */
 	{"stats.migrate_retries", h_migrate_retries, TC_U64, false, "migration.retries"},
+	{"stats.migrate_misplaced", h_migrate_misplaced, TC_U64, false, "migration.misplaced"},
 	{"stats.device.held_marked", h_device_marked, TC_U64, false, "device.held_marked"},
 	{"stats.device.held_reason", h_device_reason, TC_STR, false, "device.held_reason"},
 	{"stats.device.reg_calls", h_devreg_calls, TC_U64, false, "device.reg_calls"},

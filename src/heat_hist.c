@@ -195,6 +195,16 @@ int tier_heat_surprise(int n, float rate, float w, float seen)
 	return 0;
 }
 
+float tier_heat_rate_var(float f, uint32_t n, float w)
+{
+	if (!n || !(w > 0))
+		return 0;
+	float lo = 1.0f / (float)n;
+	f = f < lo ? lo : f > 0.95f ? 0.95f : f;
+	float d = (1.0f - f) * w;
+	return f * (1.0f - f) / (float)n / (d * d);
+}
+
 float tier_heat_noise_step(float var, float prev, float dh, float weight)
 {
 	float v = dh * prev < 0 ? TIER_NOISE_REVERSAL * fminf(dh * dh, prev * prev) : 0.0f;

@@ -87,6 +87,13 @@ float tier_heat_noise_step(float var, float prev, float dh, float weight);
  * block estimated idle that shows two is not news) */
 #define TIER_SURPRISE_MIN_SEEN 4
 int tier_heat_surprise(int n, float rate, float w, float seen);
+/* The sampling variance of a rate read from n pages over a window of w
+ * periods, a share f of them found written: the count is binomial and the
+ * rate -ln(1 - f) / w, so var = f (1 - f) / n / ((1 - f) w)^2.  A share of
+ * 0 still leaves unseen a rate of about 1 / (n w) (f counts as 1 / n
+ * there) and one near 1 says "at least" (f counts as 0.95, the cap the
+ * rate was read with). */
+float tier_heat_rate_var(float f, uint32_t n, float w);
 /* P(X <= k) for X ~ Binomial(n, p). */
 double tier_binom_cdf(int n, double p, int k);
 

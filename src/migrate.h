@@ -15,6 +15,8 @@ struct tier_migrate_stats {
 	_Atomic uint64_t failed_pages;  /* pages it could not move (busy, no memory) */
 	_Atomic uint64_t ns;            /* CPU time of the threads that moved */
 	_Atomic uint64_t retries;       /* blocks whose leftover pages were moved again */
+	_Atomic uint64_t audited;       /* blocks whose pages' nodes were sampled */
+	_Atomic uint64_t misplaced;     /* ... and found partly on another tier */
 	_Atomic uint64_t held_marked;   /* blocks found device-held, ever */
 	_Atomic uintptr_t last_held_addr;
 	_Atomic int last_held_status;   /* -errno or TIER_HOLD_KEPT */
@@ -41,6 +43,13 @@ uint32_t tier_migrate_where(struct tier_mapping *m, uint32_t b, const uint16_t *
  * tries, one per period, then one every few periods until they move or
  * the block is found device-held. */
 void tier_migrate_retry(struct tier_mapping *m, uint32_t b);
+/* Whether pages of block b lie on another tier than the block's, from a
+ * sample of its committed pages: pages fault in where the block's policy
+ * prefers only while those nodes have free memory (the kernel falls back
+ * to other nodes), and nothing else looks again.  A block found so is
+ * given to the straggler retries (tier_migrate_retry).  Split, held and
+ * retried blocks are not looked at. */
+bool tier_migrate_audit(struct tier_mapping *m, uint32_t b);
 /* Whether a block may ever move (automatic arena, not metadata, unpinned,
  * not device-held). */
 bool tier_block_movable(const struct tier_mapping *m, uint32_t b);

@@ -34,6 +34,7 @@ struct tier_policy_in {
 	float wide_margin;      /* a heat gap this wide is enough for a swap */
 	float swap_min;         /* a swap needs the slow block at least this hot (0: any) */
 	float z;                /* a swap needs a gap of z standard errors (0: any) */
+	float cut_z;            /* ... and the slow block cut_z of its own above swap_min */
 };
 
 struct tier_policy_out {
@@ -47,6 +48,7 @@ struct tier_policy_out {
  * the real signal or too narrow for the noise (70-80% of the moves at
  * bg_cpu 20% undid a recent one with the fixed margins alone). */
 #define TIER_SWAP_Z 2.0f
+#define TIER_CUT_Z 1.0f
 
 /* Rules, in order:
  *  1. above the high watermark: demote the coldest fast blocks until at or

@@ -43,6 +43,8 @@ struct tier_block {
 	float heat;                /* sum over sources of rate - floor: what the policy ranks */
 	float hvar;                /* moving variance of heat from one fold to the next: the noise */
 	float hdelta;              /* the last fold-to-fold change of heat (monitor.c) */
+	float hsvar;               /* sampling variance of heat: what the pages a pull
+				    * source saw can tell (monitor.c) */
 	uint8_t backoff;           /* moves of it undone soon after: it settles 2^backoff longer */
 	float rate[5];             /* per source: moving average of accesses per page per period */
 	uint32_t fold_period;      /* period of the last fold into heat */

@@ -90,7 +90,7 @@ struct snap {
 	int level[TIER_SRC_COUNT];
 	struct {
 		uint64_t promoted_bytes, promoted_blocks, demoted_bytes, demoted_blocks, moved_pages,
-			failed_pages, ns;
+			failed_pages, ns, audited, misplaced;
 	} mig;
 	bool bg_running;
 	uint64_t bg_periods, bg_cpu_ns, bg_kernel_ns, bg_fault_ns;
@@ -149,6 +149,8 @@ static void gather(struct snap *s)
 	s->mig.moved_pages = atomic_load(&tier_migrate_stats.moved_pages);
 	s->mig.failed_pages = atomic_load(&tier_migrate_stats.failed_pages);
 	s->mig.ns = atomic_load(&tier_migrate_stats.ns);
+	s->mig.audited = atomic_load(&tier_migrate_stats.audited);
+	s->mig.misplaced = atomic_load(&tier_migrate_stats.misplaced);
 	s->bg_running = atomic_load(&tier_bg_stats.running);
 	s->bg_periods = atomic_load(&tier_bg_stats.periods);
 	s->bg_cpu_ns = atomic_load(&tier_bg_stats.cpu_ns);
@@ -376,6 +378,8 @@ static void walk(struct tier_emitter *e, const struct snap *s)
 	tier_emit_u64(e, "failed_pages", "failed", s->mig.failed_pages);
 	tier_emit_u64(e, "ns", "CPU ns", s->mig.ns);
 	tier_emit_u64(e, "retries", NULL, s->retries);
+	tier_emit_u64(e, "audited", "blocks audited", s->mig.audited);
+	tier_emit_u64(e, "misplaced", "found with pages on another tier", s->mig.misplaced);
 	tier_emit_dict_end(e);
 	tier_emit_dict_begin(e, "background", "background thread");
 	tier_emit_bool(e, "running", NULL, s->bg_running);

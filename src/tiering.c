@@ -60,6 +60,34 @@ static void retry_stragglers(void)
 	atomic_store(&tier_balance_stats.stragglers, nstragglers);
 }
 
+/* Audit AUDIT_BLOCKS blocks a round, in address order over the registry,
+ * for pages that are not where their block is counted (at the default
+ * period a pass over 1 GiB takes 26 s; two syscalls of 16 pages a round).
+ * In the tiered VM, node 0 squeezed by the bench's balloon, 2-18 MiB of
+ * the 64 MiB placed on the fast tier faulted in on the slow node and
+ * stayed there, counted fast. */
+#define AUDIT_BLOCKS 2
+static uintptr_t audit_at;
+
+static void audit(void)
+{
+	for (int k = 0; k < AUDIT_BLOCKS; k++) {
+		struct tier_mapping *m, *next = NULL;
+		tier_registry_for_each(m)
+			if (!m->gone && m->base + m->size > audit_at && (!next || m->base < next->base))
+				next = m;
+		if (!next) {
+			audit_at = 0; /* the end: the next round starts again */
+			return;
+		}
+		uintptr_t a = audit_at > next->base ? audit_at : next->base;
+		uint32_t b = (uint32_t)((a - next->base) >> TIER_BLOCK_SHIFT);
+		audit_at = tier_block_addr(next, b) + TIER_BLOCK;
+		if (b < next->nblocks && tier_migrate_audit(next, b))
+			straggler_add(next, b);
+	}
+}
+
 void tier_balance_gone(struct tier_mapping *m)
 {
 	for (uint32_t i = 0; i < nstragglers;)
@@ -271,6 +299,7 @@ size_t tier_balance(uint32_t period)
 		return 0;
 	}
 	rcu_read_lock();
+	audit();
 	retry_stragglers();
 	split_upkeep();
 	const struct tier_hist *h[TIER_MAX_TIERS];
@@ -311,6 +340,7 @@ size_t tier_balance(uint32_t period)
 		.wide_margin = TIER_WIDE_MARGIN,
 		.swap_min = th.swap_min,
 		.z = TIER_SWAP_Z,
+		.cut_z = TIER_CUT_Z,
 	};
 	struct tier_policy_out out;
 	tier_policy_decide(&in, cand_fast, nfast, cand_slow, nslow, &out);

@@ -125,6 +125,13 @@ ok $? "default: ctl tier.fast_limit=48M on a running python: fast bytes $((${bef
 touch "$tmp/stop"
 wait $py 2>/dev/null
 
+# --- pages faulted in on the slow node while node 0 was full come back ---
+# (squeeze.c: a balloon locked on node 0, 48 MiB written under fast_limit,
+# the balloon freed; the placement audit must find the blocks)
+TIERMALLOC_CONF=fast_limit:64M $B/squeeze 48 30 >"$tmp/sq" 2>&1
+r=$?
+ok $r "default: memory placed fast that faulted in on node 1 (node 0 full) is moved to node 0 once it has room: $(tr '\n' ' ' <"$tmp/sq")"
+
 # --- CXL hot lists at the default budget ---------------------------------
 # (the cxl source chosen, nothing else tuned; guest-cxl.sh runs every case)
 TIERMALLOC_CONF=fast_limit:16M,heat_sources:cxl $B/cxlhot -t 40 >"$tmp/cxl" 2>&1

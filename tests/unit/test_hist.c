@@ -191,5 +191,18 @@ int main(void)
 				}
 		ok(cues <= trials / 1000, "steady blocks (8-512 pages, estimate off by up to 1.5x): %d false surprises in %d", cues, trials);
 	}
+	/* the sampling error of a written-bit rate: what few pages can tell */
+	{
+		float a = sqrtf(tier_heat_rate_var(0.875f, 16, 1)), b = sqrtf(tier_heat_rate_var(0.625f, 16, 1));
+		float c = sqrtf(tier_heat_rate_var(0.875f, 512, 1)), z = sqrtf(tier_heat_rate_var(0, 512, 10));
+		ok(fabsf(a - 0.661f) < 0.01f && fabsf(b - 0.323f) < 0.01f,
+		   "16 pages over a period, 14 and 10 written: rates 2.08 +- %.2f and 0.98 +- %.2f, within two errors", a, b);
+		ok(c < a / 5 && z < 0.001f, "a whole block tells 5.7x finer (%.3f); none of 512 written over 10 periods: +- %.5f", c, z);
+		ok(tier_heat_rate_var(1.0f, 8, 0.0625f) == tier_heat_rate_var(0.95f, 8, 0.0625f) &&
+		   sqrtf(tier_heat_rate_var(1.0f, 8, 0.0625f)) > 10,
+		   "all of 8 written in a sixteenth of a period: 'at least', read at the cap, +- %.0f",
+		   sqrtf(tier_heat_rate_var(1.0f, 8, 0.0625f)));
+		ok(tier_heat_rate_var(0.5f, 0, 1) == 0 && tier_heat_rate_var(0.5f, 8, 0) == 0, "nothing measured: no error claimed");
+	}
 	return done();
 }

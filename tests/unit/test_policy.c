@@ -183,6 +183,24 @@ int main(void)
 		ok(out.swaps == 1 && slow[0].chosen && !fast[0].chosen && fast[1].chosen,
 		   "a 6-page block with se 3 first in line: passed over, the next one gives way (%zu swaps)", out.swaps);
 	}
+	/* a slow block over the cut only by chance does not displace fast
+	 * memory: it must stand cut_z of its own errors above it */
+	{
+		float fh[1] = {0.2f}, shh[2] = {3.0f, 2.6f};
+		mk(fast, 1, 0, fh);
+		mk(slow, 2, 1, shh);
+		fast[0].se = 0.05f;
+		slow[0].se = 1.0f; /* 3.0 - 1.0 < cut 2.2 */
+		slow[1].se = 0.2f; /* 2.6 - 0.2 >= 2.2 */
+		in = base(2 * MB, 2 * MB);
+		in.wm_high = 1.0;
+		in.z = TIER_SWAP_Z;
+		in.cut_z = TIER_CUT_Z;
+		in.swap_min = 2.2f;
+		tier_policy_decide(&in, fast, 1, slow, 2, &out);
+		ok(out.swaps == 1 && !slow[0].chosen && slow[1].chosen,
+		   "3.0 +- 1.0 over a cut of 2.2 stays; 2.6 +- 0.2, ranked after it, swaps in (%zu swaps)", out.swaps);
+	}
 	/* parts of split blocks are candidates like blocks, by their bytes */
 	{
 		float fh[2] = {0.01f, 0.02f}, shh[1] = {2.0f};
