@@ -482,7 +482,11 @@ void tier_mon_fold(struct tier_mapping *m, uint32_t b, bool pulled, bool sweep)
 				 * and was demoted.  A window of one period, next,
 				 * spans such a pause and answers (the caller asks) */
 				tier_mon.cold_short = surprise < 0 && tier_mon.short_w > 0;
-				if (tier_mon.cold_short)
+				/* ... and so is a slice that found nothing written on
+				 * a block that was: it may lie on pages never written
+				 * (the visit moves it) */
+				tier_mon.slice_empty = surprise < 0 && s == 0 && n < pages;
+				if (tier_mon.cold_short || tier_mon.slice_empty)
 					surprise = 0;
 			}
 			tier_mon.saturated = f >= 0.95f;

@@ -73,6 +73,8 @@ struct tier_mon_state {
 	uint64_t carry_sched, carry_fault; /* what the short windows cost, counted in the next period */
 	bool saturated;      /* the last pull fold found its part all written */
 	bool cold_short;     /* ... or, over a short window, far under its estimate */
+	bool slice_empty;    /* the slice just folded found nothing on a block
+			      * thought written: it may sit on pages never used */
 	unsigned churn;      /* surprises since the balance last asked (tier_monitor_churned) */
 	float cut;           /* the policy's heat cut between the tiers (0: all fits) */
 	bool in_due;         /* visiting the due list: no re-queueing */

@@ -185,7 +185,7 @@ static void arm_slice(struct tier_mapping *m, uint32_t b, uint32_t n)
 {
 	struct tier_block *blk = &m->blocks[b];
 	uint32_t slots = TIER_PAGES_PER_BLOCK / n;
-	blk->pull_first = (uint16_t)((b * 7 % slots) * n);
+	blk->pull_first = (uint16_t)(((b * 7 + blk->slice_shift) % slots) * n);
 	blk->pull_pages = (uint16_t)n;
 	uintptr_t lo, hi;
 	slice_range(m, b, blk->pull_first, n, &lo, &hi);
@@ -313,8 +313,19 @@ static void visit(struct tier_mapping *m, uint32_t b, bool pull, bool sweep)
 		refund(blk);
 		bool long_window = tier_mon.period - blk->pull_period > 1;
 		tier_mon.saturated = false;
+		tier_mon.slice_empty = false;
 		tier_mon_fold(m, b, true, sweep);
 		blk->pull_period = tier_mon.period;
+		if (tier_mon.slice_empty) {
+			/* nothing written there, on a block that was: the slice
+			 * may lie on pages the program never writes (GUPS's 1 MiB
+			 * slots end in 16 unused pages; one hot block whose slice
+			 * sat there read cold at every visit and stayed slow in
+			 * half the runs).  Elsewhere, the next visit tells. */
+			blk->slice_shift = (uint8_t)(blk->slice_shift + 1 + (TIER_PAGES_PER_BLOCK / n) / 3);
+			arm_slice(m, b, n);
+			return;
+		}
 		charge(blk, EXPECT_SLICE);
 		/* all written: a long window says little, a one-period one
 		 * resolves rates up to a few writes per page per period, and a
