@@ -105,7 +105,7 @@ TIER_STARTUP static int mtier_entry(const char *name, void *arg)
  * first read: a memset would make its 16 KiB resident in every process. */
 TIER_STARTUP static void reset(struct tier_topology *t)
 {
-	static bool read_before;
+	TIER_BOOT_DATA static bool read_before;
 	if (t != &tier_topo || read_before)
 		memset(t, 0, sizeof(*t));
 	if (t == &tier_topo)
@@ -320,11 +320,14 @@ TIER_STARTUP void tier_topology_classify(struct tier_topology *t, tier_nodemask_
 	tier_nodemask_t cand = t->present & t->allowed;
 	if (!cand)
 		cand = t->present;
+	/* tiers past the last count are zero already: clearing only those
+	 * keeps a fresh topology's other 3.5 KiB untouched */
+	int old = t->ntiers < 0 || t->ntiers > TIER_MAX_TIERS ? TIER_MAX_TIERS : t->ntiers;
+	memset(t->tier, 0, sizeof(t->tier[0]) * (size_t)old);
 	t->ntiers = 0;
 	t->fast_ov = fast_ov;
 	t->slow_ov = slow_ov;
 	t->why_single[0] = t->warning[0] = '\0';
-	memset(t->tier, 0, sizeof(t->tier));
 
 	bool all_mtier = true, all_lat = true, any_cpu = false, any_cpuless = false;
 	for (int n = 0; n < TIER_MAX_NODES; n++) {

@@ -24,18 +24,20 @@ struct tier_tier {
 	char devices[64];    /* those regions' memory devices ("mem0"), or "" */
 };
 
+/* What a one-node start writes comes first (16 KiB in all, of which it
+ * writes about 1: two pages rather than three). */
 struct tier_topology {
-	struct tier_node node[TIER_MAX_NODES];
 	tier_nodemask_t present;     /* nodes with memory */
 	tier_nodemask_t allowed;     /* cpuset mems */
 	bool no_sysfs;               /* the node directory could not be read */
+	bool partial;                /* tier_topology_read_quick left facts out */
 	int ntiers;
-	struct tier_tier tier[TIER_MAX_TIERS];
+	tier_nodemask_t fast_ov, slow_ov; /* the overrides of the last classify */
 	const char *method;          /* how tiers were decided */
 	char why_single[256];        /* when ntiers < 2: why tiering is off */
 	char warning[256];           /* a rejected override, etc. */
-	tier_nodemask_t fast_ov, slow_ov; /* the overrides of the last classify */
-	bool partial;                /* tier_topology_read_quick left facts out */
+	struct tier_tier tier[TIER_MAX_TIERS];
+	struct tier_node node[TIER_MAX_NODES];
 };
 
 /* The process's topology: read and classified at boot (init.c), refined
