@@ -137,27 +137,14 @@ TIER_STARTUP static void boot(void)
 
 	at_fork(prefork, postfork_parent, postfork_child);
 	tier_arena_large_cache(tier_settings.large_cache);
+	/* hooks publish to the registry under RCU: its library first */
 	bool hooks = hooks_needed();
+	if (hooks && !tier_rcu_load()) {
+		tier_log("cannot load liburcu-bp; allocations are served untiered");
+		hooks = false;
+	}
 	if (tier_arenas_install(tier_topo.ntiers, hooks) < 0)
 		tier_log("could not install extent hooks; allocations are served untiered");
-	/* The hooks publish to the registry under RCU.  Its library is loaded
-	 * once they are in: what dlopen allocates is then in hooked memory,
-	 * as everything after the boot is (tests/rel/interpose).  Without it
-	 * readers would go unprotected: as when it was a DT_NEEDED, a hooked
-	 * process cannot run. */
-	if (hooks) {
-		/* dlopen's allocations are the boot's, not a signal handler's:
-		 * unmarked they go to jemalloc, not the re-entry pool (an armed
-		 * call inside dlopen marks itself) */
-		uint8_t was = tier_re.inside;
-		tier_reentry_leave(0);
-		bool ok = tier_rcu_load();
-		tier_reentry_leave(was);
-		if (!ok) {
-			tier_log("cannot load liburcu-bp (package liburcu8), which tiering needs");
-			abort();
-		}
-	}
 }
 
 TIER_STARTUP static void boot_once(void)

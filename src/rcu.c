@@ -1,7 +1,6 @@
 /* liburcu-bp on demand.  Only hooked processes (two tiers, advise, or
- * always_hook) publish and read the registry under RCU; the others read an
- * empty one, if ever (a pin, a heat query), yet a DT_NEEDED liburcu-bp
- * cost every start a library
+ * always_hook) publish and read the registry under RCU; the others never
+ * take a read lock, yet a DT_NEEDED liburcu-bp cost every start a library
  * mapped and relocated, one more object in every symbol lookup's scope,
  * its constructor's two membarrier calls and five page faults (3% of
  * /bin/true's start under jemalloc).
@@ -10,11 +9,9 @@
  * are defined here (hidden: -fvisibility=hidden), so every caller in the
  * library binds to these, which forward to the real ones once dlopen'ed.
  * rcu_dereference and rcu_assign_pointer are inline (Makefile.am defines
- * URCU_INLINE_SMALL_FUNCTIONS).  Nothing writes the registry but our
- * hooks: the boot loads it as soon as it has installed them, before a
- * second thread can read (or aborts: a hooked process cannot run without
- * it, as when it was a DT_NEEDED), and a tier's explicit arena loads it
- * before its hooks are set; until then readers have nothing to guard. */
+ * URCU_INLINE_SMALL_FUNCTIONS).  Without liburcu-bp the read side and
+ * synchronize_rcu do nothing: the boot then installs no hooks, and without
+ * hooks nothing is ever removed from the registry under readers. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
@@ -36,10 +33,6 @@ static struct {
 	void (*after_child)(void);
 } fn;
 static _Atomic int state; /* 0 not tried, 1 loaded, -1 not there */
-/* This thread is loading it: the hooks that dlopen's allocations run here
- * (the boot loads it once they are in, with no other thread yet) read
- * and remove without it, as a lone thread may. */
-static __thread bool loading __attribute__((tls_model("initial-exec")));
 static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void *sym(void *h, const char *name, bool *ok)
@@ -56,7 +49,6 @@ bool tier_rcu_load(void)
 		return s > 0;
 	pthread_mutex_lock(&load_lock);
 	if (!atomic_load_explicit(&state, memory_order_relaxed)) {
-		loading = true;
 		void *h = dlopen(URCU_BP_SONAME, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
 		bool ok = h != NULL;
 		if (h) {
@@ -68,7 +60,6 @@ bool tier_rcu_load(void)
 			fn.after_child = (void (*)(void))sym(h, "urcu_bp_after_fork_child", &ok);
 		}
 		atomic_store_explicit(&state, ok ? 1 : -1, memory_order_release);
-		loading = false;
 	}
 	pthread_mutex_unlock(&load_lock);
 	return atomic_load_explicit(&state, memory_order_relaxed) > 0;
@@ -76,19 +67,19 @@ bool tier_rcu_load(void)
 
 void urcu_bp_read_lock(void)
 {
-	if (!loading && tier_rcu_load())
+	if (tier_rcu_load())
 		fn.read_lock();
 }
 
 void urcu_bp_read_unlock(void)
 {
-	if (!loading && atomic_load_explicit(&state, memory_order_acquire) > 0)
+	if (atomic_load_explicit(&state, memory_order_acquire) > 0)
 		fn.read_unlock();
 }
 
 void urcu_bp_synchronize_rcu(void)
 {
-	if (!loading && atomic_load_explicit(&state, memory_order_acquire) > 0)
+	if (atomic_load_explicit(&state, memory_order_acquire) > 0)
 		fn.synchronize();
 }
 
