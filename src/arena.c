@@ -51,7 +51,6 @@
 #include "arena.h"
 #include "hooks.h"
 #include "large.h"
-#include "rcu.h"
 #include "reentry.h"
 
 #define NONE UINT32_MAX
@@ -436,10 +435,6 @@ unsigned tier_arena_of_tier(int tier)
 	if (a != NONE || tier >= ntiers)
 		return a;
 	tier_thread_enter(0);
-	/* its hooks publish to the registry under RCU: the library first
-	 * (dlopen allocates: before our lock) */
-	if (!tier_rcu_load())
-		return NONE;
 	lock_arenas();
 	a = atomic_load(&tier_arena[tier]);
 	if (a == NONE && setup()) {

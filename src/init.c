@@ -19,7 +19,6 @@
 #include "reentry.h"
 #include "place.h"
 #include "pool.h"
-#include "rcu.h"
 #include "registry.h"
 #include "stats.h"
 
@@ -137,13 +136,7 @@ TIER_STARTUP static void boot(void)
 
 	at_fork(prefork, postfork_parent, postfork_child);
 	tier_arena_large_cache(tier_settings.large_cache);
-	/* hooks publish to the registry under RCU: its library first */
-	bool hooks = hooks_needed();
-	if (hooks && !tier_rcu_load()) {
-		tier_log("cannot load liburcu-bp; allocations are served untiered");
-		hooks = false;
-	}
-	if (tier_arenas_install(tier_topo.ntiers, hooks) < 0)
+	if (tier_arenas_install(tier_topo.ntiers, hooks_needed()) < 0)
 		tier_log("could not install extent hooks; allocations are served untiered");
 }
 
