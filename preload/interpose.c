@@ -39,6 +39,7 @@
 #include "../src/init.h"
 #include "../src/reentry.h"
 #include "../src/sigpool.h"
+#include "elfsym.h"
 #include "jemalloc_api.h"
 #include "patch.h"
 
@@ -443,28 +444,35 @@ int tier_entry_direct;
 TIER_STARTUP __attribute__((constructor)) static void interpose_init(void)
 {
 	tier_boot(); /* the settings the entry points follow */
-	void *h = dlopen("libjemalloc.so.2", RTLD_NOLOAD | RTLD_LAZY);
-	if (h) {
-		void *m = dlsym(h, "malloc"), *f = dlsym(h, "free");
-		void *c = dlsym(h, "calloc"), *r = dlsym(h, "realloc"), *n = dlsym(h, "_Znwm");
-		if (m && f) {
-			atomic_store(&tier_je_malloc, (void *(*)(size_t))m);
-			atomic_store(&tier_je_free, (void (*)(void *))f);
-			bool armed = TIER_REENTRY_ARMED; /* set by the boot */
-			atomic_store(&entry_malloc, armed ? malloc_armed : (void *(*)(size_t))m);
-			atomic_store(&entry_free, armed ? free_armed : (void (*)(void *))f);
-			/* signal_safe: the watched ones, which mark the thread */
-			if (!armed && c && r) {
-				atomic_store(&entry_calloc, (void *(*)(size_t, size_t))c);
-				atomic_store(&entry_realloc, (void *(*)(void *, size_t))r);
-			}
-			/* jemalloc's operator new runs the new_handler loop itself */
-			if (!armed && n)
-				atomic_store(&tier_entry_new, (void *(*)(size_t))n);
-			if (!armed && c && r)
-				make_direct(m, f, c, r, n);
-		}
-		dlclose(h);
+	/* jemalloc's, found from the mallocx we are bound to (elfsym.c); the
+	 * dynamic linker's lookup where that finds no object */
+	static const char *const names[] = {"malloc", "free", "calloc", "realloc", "_Znwm"};
+	void *s[5] = {NULL};
+	void *h = NULL;
+	if (tier_elfsym_find("mallocx", (const void *)mallocx, names, s, 5)) {
+		h = dlopen("libjemalloc.so.2", RTLD_NOLOAD | RTLD_LAZY);
+		for (int i = 0; h && i < 5; i++)
+			s[i] = dlsym(h, names[i]);
 	}
+	void *m = s[0], *f = s[1], *c = s[2], *r = s[3], *n = s[4];
+	if (m && f) {
+		atomic_store(&tier_je_malloc, (void *(*)(size_t))m);
+		atomic_store(&tier_je_free, (void (*)(void *))f);
+		bool armed = TIER_REENTRY_ARMED; /* set by the boot */
+		atomic_store(&entry_malloc, armed ? malloc_armed : (void *(*)(size_t))m);
+		atomic_store(&entry_free, armed ? free_armed : (void (*)(void *))f);
+		/* signal_safe: the watched ones, which mark the thread */
+		if (!armed && c && r) {
+			atomic_store(&entry_calloc, (void *(*)(size_t, size_t))c);
+			atomic_store(&entry_realloc, (void *(*)(void *, size_t))r);
+		}
+		/* jemalloc's operator new runs the new_handler loop itself */
+		if (!armed && n)
+			atomic_store(&tier_entry_new, (void *(*)(size_t))n);
+		if (!armed && c && r)
+			make_direct(m, f, c, r, n);
+	}
+	if (h)
+		dlclose(h);
 	tier_start();
 }

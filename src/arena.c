@@ -74,22 +74,23 @@ static void unlock_arenas(void)
 	pthread_mutex_unlock(&arena_lock);
 	tier_reentry_leave(was);
 }
-static _Atomic unsigned tier_arena[TIER_MAX_TIERS];
-static int ntiers;
-static bool hooks_on;                      /* automatic arenas get our hooks */
-static bool eager;                         /* per-CPU arenas: all hooked at boot */
+/* what every process's start writes or reads (TIER_BOOT_DATA, tier.h) */
+TIER_BOOT_DATA static _Atomic unsigned tier_arena[TIER_MAX_TIERS];
+TIER_BOOT_DATA static int ntiers;
+TIER_BOOT_DATA static bool hooks_on;       /* automatic arenas get our hooks */
+TIER_BOOT_DATA static bool eager;          /* per-CPU arenas: all hooked at boot */
 static unsigned nauto;                     /* automatic arenas 0..nauto-1; huge is nauto */
-static size_t oversize;                    /* huge-arena threshold; 0: no huge arena */
+TIER_BOOT_DATA static size_t oversize;     /* huge-arena threshold; 0: no huge arena */
 static unsigned next_auto = NONE;          /* lowest automatic index not known hooked */
 static unsigned spare = NONE;              /* hooked automatic arena no thread took yet */
 static uint64_t known[TIER_MAX_ARENAS / 64]; /* automatic arenas with our hooks */
 static _Atomic unsigned hooked, late;
-static _Atomic bool huge_hooked;
+TIER_BOOT_DATA static _Atomic bool huge_hooked;
 static _Atomic size_t absorbed;
 /* Large-buffer cache (large.c): its slack (0: off), and the size from which
  * allocations are checked: jemalloc's default oversize threshold until
  * jemalloc is asked (no mallctl before a process allocates that much). */
-static _Atomic size_t large_slack;
+TIER_BOOT_DATA static _Atomic size_t large_slack;
 static _Atomic size_t large_at = (size_t)8 << 20;
 /* MIBs of arena.0.dirty_decay_ms, arena.0.extent_hooks, thread.arena and
  * thread.allocated */

@@ -33,11 +33,11 @@ struct tier_bg_stats tier_bg_stats;
 static pthread_t thread;
 static int evfd = -1;
 static _Atomic bool stop_req;
-static bool started;
+TIER_BOOT_DATA static bool started; /* read by every start */
 
 #define MAX_STEPS 16
-static struct tier_bg_step steps[MAX_STEPS];
-static size_t nsteps;
+TIER_BOOT_DATA static struct tier_bg_step steps[MAX_STEPS];
+TIER_BOOT_DATA static size_t nsteps;
 
 TIER_STARTUP void tier_bg_add_steps(const struct tier_bg_step *add, size_t n)
 {

@@ -28,8 +28,8 @@
 #include "sysfs.h"
 #include "tiering.h"
 
-static struct tier_chan *ch;
-static pid_t owner;           /* the process that made ch (not a forked child) */
+TIER_BOOT_DATA static struct tier_chan *ch;
+TIER_BOOT_DATA static pid_t owner;           /* the process that made ch (not a forked child) */
 static char name[96];
 static int fd_ = -1;          /* kept open: fstat each period (see tier_chan_tick) */
 static dev_t dev_;

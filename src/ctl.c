@@ -87,6 +87,7 @@ static int h_active(const struct req *r, long i, const struct tier_knob *k)
 static int h_method(const struct req *r, long i, const struct tier_knob *k)
 {
 	(void)i, (void)k;
+	tier_topology_complete(&tier_topo);
 	RO_VALUE(const char *, tier_topo.method);
 }
 static int h_off_reason(const struct req *r, long i, const struct tier_knob *k)
@@ -109,16 +110,19 @@ static int h_nodemask(const struct req *r, long i, const struct tier_knob *k)
 static int h_reason(const struct req *r, long i, const struct tier_knob *k)
 {
 	(void)k;
+	tier_topology_complete(&tier_topo);
 	RO_VALUE(const char *, tier_topo.tier[i].reason);
 }
 static int h_kind(const struct req *r, long i, const struct tier_knob *k)
 {
 	(void)k;
+	tier_topology_complete(&tier_topo);
 	RO_VALUE(const char *, tier_topo.tier[i].kind);
 }
 static int h_devices(const struct req *r, long i, const struct tier_knob *k)
 {
 	(void)k;
+	tier_topology_complete(&tier_topo);
 	RO_VALUE(const char *, tier_topo.tier[i].devices);
 }
 static int h_arena(const struct req *r, long i, const struct tier_knob *k)

@@ -120,7 +120,7 @@ TIER_STARTUP static void boot(void)
 	tier_settings_default(&tier_settings);
 	tier_conf_load(&tier_settings);
 	__atomic_store_n(&tier_reentry_armed, tier_settings.signal_safe, __ATOMIC_RELAXED);
-	tier_topology_read(&tier_topo);
+	tier_topology_read_quick(&tier_topo);
 	tier_topology_classify(&tier_topo, tier_settings.fast_nodes, tier_settings.slow_nodes);
 	if (tier_topo.warning[0])
 		tier_log("%s", tier_topo.warning);

@@ -9,7 +9,7 @@
 #include "knobs.h"
 #include "list.h"
 
-struct tier_settings tier_settings;
+TIER_BOOT_DATA struct tier_settings tier_settings;
 
 static pthread_mutex_t ctl_mutex = PTHREAD_MUTEX_INITIALIZER;
 void tier_ctl_lock(void) { pthread_mutex_lock(&ctl_mutex); }
@@ -507,8 +507,8 @@ const char *tier_knob_format(const struct tier_knob *k, const struct tier_settin
 
 /* Effects registered by their owners (place.c's budget, the background
  * thread's wake-up): indexed like tier_knobs. */
-static void (*on_set[32])(void);
-static void (*on_any)(void);
+TIER_BOOT_DATA static void (*on_set[32])(void);
+TIER_BOOT_DATA static void (*on_any)(void);
 
 TIER_STARTUP void tier_knob_on_set(const char *name, void (*fn)(void))
 {

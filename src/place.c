@@ -15,7 +15,7 @@
 #include "place.h"
 
 struct tier_place_stats tier_place_stats;
-struct tier_place_conf tier_place;
+TIER_BOOT_DATA struct tier_place_conf tier_place;
 static bool have_preferred_many = true;
 
 TIER_STARTUP void tier_place_setup(const struct tier_topology *t, bool enabled, size_t fast_limit)

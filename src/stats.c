@@ -477,6 +477,7 @@ static void walk(struct tier_emitter *e, const struct snap *s)
 void tier_stats_print(void (*write_cb)(void *, const char *), void *cbopaque, const char *opts)
 {
 	tier_boot();
+	tier_topology_complete(&tier_topo); /* the reasons' words */
 	struct snap s;
 	struct out o = {.cb = write_cb, .opaque = cbopaque};
 	gather(&s);

@@ -7,10 +7,12 @@
  * Everything is intersected with the cpuset's allowed nodes. */
 #define _GNU_SOURCE
 #include <numaif.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysinfo.h>
 
 #include "fmt.h"
 #include "sysfs.h"
@@ -99,16 +101,21 @@ TIER_STARTUP static int mtier_entry(const char *name, void *arg)
 	return 0;
 }
 
-TIER_STARTUP void tier_topology_read(struct tier_topology *t)
+/* A fresh read starts from zero.  tier_topo is zero (.bss) until its
+ * first read: a memset would make its 16 KiB resident in every process. */
+TIER_STARTUP static void reset(struct tier_topology *t)
 {
-	char buf[256], path[128];
-	/* tier_topo is zero (.bss) until its first read: a memset would make
-	 * its 16 KiB resident in every process */
-	static bool read_before;
+	TIER_BOOT_DATA static bool read_before;
 	if (t != &tier_topo || read_before)
 		memset(t, 0, sizeof(*t));
 	if (t == &tier_topo)
 		read_before = true;
+}
+
+/* Which nodes have memory, and which the cpuset allows. */
+TIER_STARTUP static void read_nodes(struct tier_topology *t)
+{
+	char buf[256];
 	/* Nodes with memory; older kernels lack has_memory, use online. */
 	if (tier_read_file(NODE_DIR "/has_memory", buf, sizeof(buf)) <= 0 &&
 	    tier_read_file(NODE_DIR "/online", buf, sizeof(buf)) <= 0) {
@@ -126,7 +133,20 @@ TIER_STARTUP void tier_topology_read(struct tier_topology *t)
 		t->allowed = (tier_nodemask_t)mask[0];
 	else
 		t->allowed = t->present;
+	for (int n = 0; n < TIER_MAX_NODES; n++) {
+		struct tier_node *nd = &t->node[n];
+		if (!(t->present >> n & 1))
+			continue;
+		nd->present = true;
+		nd->read_latency = nd->mtier = -1; /* unknown: only present nodes are read */
+		nd->allowed = t->allowed >> n & 1;
+	}
+}
 
+/* The facts that decide tiers: CPUs, size, HMAT latency, kernel tier. */
+TIER_STARTUP static void read_facts(struct tier_topology *t)
+{
+	char buf[256], path[128];
 	/* Nodes with CPUs in one read; per node (cpulist) on kernels without
 	 * has_cpu.  Node facts are read once per process, O(nodes). */
 	tier_nodemask_t cpus = 0;
@@ -136,9 +156,6 @@ TIER_STARTUP void tier_topology_read(struct tier_topology *t)
 		struct tier_node *nd = &t->node[n];
 		if (!(t->present >> n & 1))
 			continue;
-		nd->present = true;
-		nd->read_latency = nd->mtier = -1; /* unknown: only present nodes are read */
-		nd->allowed = t->allowed >> n & 1;
 		if (have_cpus) {
 			nd->has_cpu = cpus >> n & 1;
 		} else {
@@ -153,6 +170,64 @@ TIER_STARTUP void tier_topology_read(struct tier_topology *t)
 	}
 	struct mtier_ctx c = {t};
 	tier_dir_each(MTIER_DIR, mtier_entry, &c);
+	t->partial = false;
+}
+
+TIER_STARTUP void tier_topology_read(struct tier_topology *t)
+{
+	reset(t);
+	read_nodes(t);
+	read_facts(t);
+}
+
+TIER_STARTUP void tier_topology_read_quick(struct tier_topology *t)
+{
+	reset(t);
+	read_nodes(t);
+	if (tier_bits64(t->present) != 1) {
+		read_facts(t);
+		return;
+	}
+	/* one node: the whole machine's memory is its own */
+	struct tier_node *nd = &t->node[__builtin_ctzll(t->present)];
+	struct sysinfo si;
+	if (sysinfo(&si) == 0) {
+		nd->mem_total = (uint64_t)si.totalram * si.mem_unit;
+		nd->mem_free = (uint64_t)si.freeram * si.mem_unit;
+	}
+	nd->has_cpu = true; /* until read: it only words the reason */
+	t->partial = true;
+}
+
+void tier_topology_complete(struct tier_topology *t)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static struct tier_topology full; /* 16 KiB: off the stack, under the lock */
+	if (!__atomic_load_n(&t->partial, __ATOMIC_ACQUIRE))
+		return;
+	pthread_mutex_lock(&lock);
+	if (t->partial) {
+		tier_topology_read(&full);
+		for (int n = 0; n < TIER_MAX_NODES; n++) { /* CXL facts as start read them */
+			memcpy(full.node[n].cxl, t->node[n].cxl, sizeof(full.node[n].cxl));
+			memcpy(full.node[n].cxl_devs, t->node[n].cxl_devs, sizeof(full.node[n].cxl_devs));
+		}
+		tier_topology_classify(&full, t->fast_ov, t->slow_ov);
+		bool same = full.ntiers == t->ntiers;
+		for (int i = 0; same && i < t->ntiers; i++)
+			same = full.tier[i].nodes == t->tier[i].nodes;
+		if (same) { /* the words change; the tiers in use stay */
+			memcpy(t->node, full.node, sizeof(t->node));
+			t->method = full.method;
+			for (int i = 0; i < t->ntiers; i++) {
+				memcpy(t->tier[i].reason, full.tier[i].reason, sizeof(full.tier[i].reason));
+				memcpy(t->tier[i].kind, full.tier[i].kind, sizeof(full.tier[i].kind));
+				memcpy(t->tier[i].devices, full.tier[i].devices, sizeof(full.tier[i].devices));
+			}
+		}
+		__atomic_store_n(&t->partial, false, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&lock);
 }
 
 int tier_topology_tier_of(const struct tier_topology *t, int node)
@@ -245,9 +320,14 @@ TIER_STARTUP void tier_topology_classify(struct tier_topology *t, tier_nodemask_
 	tier_nodemask_t cand = t->present & t->allowed;
 	if (!cand)
 		cand = t->present;
+	/* tiers past the last count are zero already: clearing only those
+	 * keeps a fresh topology's other 3.5 KiB untouched */
+	int old = t->ntiers < 0 || t->ntiers > TIER_MAX_TIERS ? TIER_MAX_TIERS : t->ntiers;
+	memset(t->tier, 0, sizeof(t->tier[0]) * (size_t)old);
 	t->ntiers = 0;
+	t->fast_ov = fast_ov;
+	t->slow_ov = slow_ov;
 	t->why_single[0] = t->warning[0] = '\0';
-	memset(t->tier, 0, sizeof(t->tier));
 
 	bool all_mtier = true, all_lat = true, any_cpu = false, any_cpuless = false;
 	for (int n = 0; n < TIER_MAX_NODES; n++) {

@@ -24,16 +24,20 @@ struct tier_tier {
 	char devices[64];    /* those regions' memory devices ("mem0"), or "" */
 };
 
+/* What a one-node start writes comes first (16 KiB in all, of which it
+ * writes about 1: two pages rather than three). */
 struct tier_topology {
-	struct tier_node node[TIER_MAX_NODES];
 	tier_nodemask_t present;     /* nodes with memory */
 	tier_nodemask_t allowed;     /* cpuset mems */
 	bool no_sysfs;               /* the node directory could not be read */
+	bool partial;                /* tier_topology_read_quick left facts out */
 	int ntiers;
-	struct tier_tier tier[TIER_MAX_TIERS];
+	tier_nodemask_t fast_ov, slow_ov; /* the overrides of the last classify */
 	const char *method;          /* how tiers were decided */
 	char why_single[256];        /* when ntiers < 2: why tiering is off */
 	char warning[256];           /* a rejected override, etc. */
+	struct tier_tier tier[TIER_MAX_TIERS];
+	struct tier_node node[TIER_MAX_NODES];
 };
 
 /* The process's topology: read and classified at boot (init.c), refined
@@ -42,6 +46,16 @@ extern struct tier_topology tier_topo;
 
 /* Fill nodes from sysfs and the kernel's mempolicy; never allocates. */
 void tier_topology_read(struct tier_topology *t);
+/* The same where two or more nodes have memory.  Where one has, nothing
+ * can be tiered whatever its facts, and only its size is read (sysinfo):
+ * a process's start pays 3 system calls instead of about 20.  The facts
+ * left out (CPUs, HMAT latency, kernel memory tier) only fill the texts
+ * that say why; t->partial is set until tier_topology_complete. */
+void tier_topology_read_quick(struct tier_topology *t);
+/* Before showing a tier's method or reason: a partial topology is read in
+ * full (its CXL facts kept) and classified again with its overrides; the
+ * tiers do not change.  Never allocates. */
+void tier_topology_complete(struct tier_topology *t);
 /* Add CXL region facts through libcxl (loaded on demand); may allocate,
  * so call it outside the allocator.  Returns the number of CXL nodes. */
 int tier_topology_read_cxl(struct tier_topology *t);

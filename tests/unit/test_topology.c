@@ -114,5 +114,19 @@ int main(void)
 	   "this host: %d node(s) with CPUs; node %d: %llu MiB, %llu MiB free", cpu_nodes, n0,
 	   (unsigned long long)(real.node[n0].mem_total >> 20),
 	   (unsigned long long)(real.node[n0].mem_free >> 20));
+	/* the start's quick read: the same tiers, and once completed the same
+	 * words as a full read */
+	static struct tier_topology quick;
+	tier_topology_read_quick(&quick);
+	tier_topology_classify(&quick, 0, 0);
+	bool one = __builtin_popcountll(real.present) == 1;
+	ok(quick.partial == one && quick.ntiers == real.ntiers && quick.tier[0].nodes == real.tier[0].nodes &&
+		   quick.node[n0].mem_total > 0 && !strcmp(quick.why_single, real.why_single),
+	   "quick read: %s, %d tier(s), node %d %llu MiB", quick.partial ? "partial" : "full", quick.ntiers,
+	   n0, (unsigned long long)(quick.node[n0].mem_total >> 20));
+	tier_topology_complete(&quick);
+	ok(!quick.partial && !strcmp(quick.method, real.method) &&
+		   !strcmp(quick.tier[0].reason, real.tier[0].reason),
+	   "completed: %s: %s", quick.method, quick.tier[0].reason);
 	return done();
 }
