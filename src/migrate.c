@@ -309,22 +309,21 @@ bool tier_migrate_audit(struct tier_mapping *m, uint32_t b)
 	int t = TIER_BS_TIER(atomic_load(&blk->state));
 	if (t < 0 || blk->stragglers || atomic_load(&blk->split) || !tier_block_movable(m, b))
 		return false;
-	void *pages[AUDIT_PAGES];
-	int status[AUDIT_PAGES];
-	uintptr_t start = tier_block_addr(m, b);
-	size_t first = (size_t)b * TIER_PAGES_PER_BLOCK, n = 0;
+	uint16_t idx[AUDIT_PAGES];
+	int where[AUDIT_PAGES];
+	size_t first = (size_t)b * TIER_PAGES_PER_BLOCK;
+	uint32_t n = 0;
 	const size_t step = TIER_PAGES_PER_BLOCK / AUDIT_PAGES;
 	for (size_t i = 0; i < AUDIT_PAGES; i++) {
 		size_t p = i * step + (b * 5 + i) % step; /* not always the same pages */
 		if (first + p < m->npages && tier_bit_test(m->commit, first + p))
-			pages[n++] = (void *)(start + (p << TIER_PAGE_SHIFT));
+			idx[n++] = (uint16_t)p;
 	}
-	if (!n || move_pages(0, n, pages, NULL, status, 0) != 0)
+	if (!n || tier_migrate_where(m, b, idx, n, where) != n)
 		return false;
 	atomic_fetch_add_explicit(&tier_migrate_stats.audited, 1, memory_order_relaxed);
-	for (size_t i = 0; i < n; i++) {
-		int at = status[i] >= 0 ? tier_of_node(status[i]) : -1;
-		if (at >= 0 && at != t) {
+	for (uint32_t i = 0; i < n; i++) {
+		if (where[i] >= 0 && where[i] != t) {
 			blk->stragglers = MIGRATE_RETRIES;
 			atomic_fetch_add_explicit(&tier_migrate_stats.misplaced, 1, memory_order_relaxed);
 			return true;

@@ -468,10 +468,11 @@ void tier_mon_fold(struct tier_mapping *m, uint32_t b, bool pulled, bool sweep)
 			if (!(w > 0))
 				w = 1;
 			float f = (float)s / (float)(pages * TIER_HEAT_UNIT);
+			/* the pages measured: the slice, or the block */
+			uint32_t n = blk->pull_pages && blk->pull_pages < pages ? blk->pull_pages : pages;
 			if (blk->flags & TIER_BF_PULLED) {
-				/* what the measured part (a slice or the block) should
-				 * have shown, against what it did */
-				uint32_t n = blk->pull_pages && blk->pull_pages < pages ? blk->pull_pages : pages;
+				/* what the measured part should have shown, against
+				 * what it did */
 				surprise = tier_heat_surprise((int)n, blk->rate[i], w, f);
 				/* far too little written in a short window (a
 				 * sixteenth of a period) is a question, not an answer:
@@ -507,8 +508,7 @@ void tier_mon_fold(struct tier_mapping *m, uint32_t b, bool pulled, bool sweep)
 			/* a surprise is a change, not noise: the estimate starts
 			 * again from what was found (averaged in, a block gone
 			 * cold stayed hot for seconds) */
-			uint32_t seen_n = blk->pull_pages && blk->pull_pages < pages ? blk->pull_pages : pages;
-			float rv = tier_heat_rate_var(f, seen_n, w);
+			float rv = tier_heat_rate_var(f, n, w);
 			if (!(blk->flags & TIER_BF_PULLED) || surprise < 0 || (surprise > 0 && r > blk->rate[i])) {
 				blk->rate[i] = r;
 				blk->hsvar = rv;
