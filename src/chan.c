@@ -90,11 +90,17 @@ static void create(void)
 	else /* no /proc/self/ns: the name of version 1 */
 		snprintf(name, sizeof(name), "%ld-%llu" TIER_CHAN_SUFFIX, pid, st);
 	/* an existing file of this name is ours: left by this very process
-	 * before an exec */
+	 * before an exec (a shell that execs its program, both preloaded).
+	 * One of the right size is kept and cleared through the mapping: a
+	 * command may have it mapped, and truncating it would turn the
+	 * command's next read into SIGBUS. */
 	int fd = openat(dir, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	struct stat sb;
+	bool reuse = false;
+	if (fd >= 0 && fstat(fd, &sb) == 0)
+		reuse = sb.st_size == (off_t)TIER_CHAN_FILE_SIZE;
 	if (fd < 0 || fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) || sb.st_uid != geteuid() ||
-	    fchmod(fd, 0600) < 0 || ftruncate(fd, 0) < 0 || ftruncate(fd, (off_t)TIER_CHAN_FILE_SIZE) < 0) {
+	    fchmod(fd, 0600) < 0 || (!reuse && (ftruncate(fd, 0) < 0 || ftruncate(fd, (off_t)TIER_CHAN_FILE_SIZE) < 0))) {
 		if (tier_settings.verbose)
 			tier_log("control channel off: %s/%s: %s", path, name, strerror(errno));
 		if (fd >= 0)
@@ -113,6 +119,11 @@ static void create(void)
 	dev_ = sb.st_dev;
 	ino_ = sb.st_ino;
 	struct tier_chan *c = p;
+	if (reuse) {
+		/* not a channel while it is cleared: a reader checks the magic */
+		__atomic_store_n(&c->magic, 0, __ATOMIC_RELEASE);
+		memset((char *)p + sizeof(c->magic), 0, TIER_CHAN_FILE_SIZE - sizeof(c->magic));
+	}
 	c->version = TIER_CHAN_VERSION;
 	c->size = (uint32_t)TIER_CHAN_FILE_SIZE;
 	c->pid = (int32_t)pid;

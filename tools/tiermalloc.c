@@ -445,7 +445,10 @@ static int request_answer(struct chan_ref *r, char *reply, uint32_t *next)
 	for (;;) {
 		if (atomic_load_explicit(&c->state, memory_order_acquire) == TIER_CHAN_ANSWERED && c->ans_id == r->id)
 			break;
-		if (now_ns() > r->deadline || tier_proc_start_time(r->pid) != c->start) {
+		/* gone: the process exited, or it exec'd and made its channel
+		 * again (our request erased with it) */
+		if (now_ns() > r->deadline || tier_proc_start_time(r->pid) != c->start ||
+		    __atomic_load_n(&c->req_id, __ATOMIC_ACQUIRE) != r->id) {
 			/* the slot stays as it is: the process may still answer, and
 			 * the answer is taken over as stale later */
 			snprintf(reply, 64, "no answer");
@@ -820,9 +823,18 @@ static int metrics_collect(long *pids, int n, struct tier_metrics_proc *out, int
 }
 
 /* Write the metrics to PATH atomically: a temporary file beside it (not
- * named *.prom, so the textfile collector never reads it), then rename. */
+ * named *.prom, so the textfile collector never reads it), then rename.
+ * The signals that stop a watcher (systemd's SIGTERM, ^C, a hang-up) are
+ * held until the rename is done, so a stop never leaves the temporary
+ * file behind: it takes effect between two writes. */
 static void metrics_textfile(const char *path, const struct tier_metrics_proc *procs, int n)
 {
+	sigset_t stop, old;
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGHUP);
+	sigprocmask(SIG_BLOCK, &stop, &old);
 	char tmp[PATH_MAX];
 	if (snprintf(tmp, sizeof(tmp), "%s.tmp-%ld", path, (long)getpid()) >= (int)sizeof(tmp))
 		die(1, "%s: path too long", path);
@@ -845,6 +857,7 @@ static void metrics_textfile(const char *path, const struct tier_metrics_proc *p
 		unlink(tmp);
 		die(1, "%s: %s", path, strerror(e));
 	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
 }
 
 static int stat_metrics(int argc, char **argv)

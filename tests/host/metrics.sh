@@ -149,6 +149,24 @@ r=$?
 [ $r -eq 1 ] && grep -q "^tiermalloc: 1: " "$tmp/m2.err" && grep -q "{pid=\"$hpid\"" "$tmp/m2.prom"
 ok $? "a PID that cannot be read: named on stderr, exit 1, the others still written"
 textfile_atomic "$tmp/tf" $hpid
+# a watcher stopped (SIGTERM, as systemd stops it) at 100 moments spread
+# over its writes: none may leave its temporary file behind. It watches
+# this shell (not a tiermalloc process: named on stderr, nothing to wait
+# for), so it spends its time writing; before the fix 23-44 of 100 stops
+# left a file, watching a tiermalloc process 0-1.
+mkdir -p "$tmp/tfs"
+stopped=0
+for i in $(seq 1 100); do
+	"$TM" stat --openmetrics --textfile "$tmp/tfs/tiermalloc.prom" --watch 0.001 $$ 2>/dev/null &
+	w=$!
+	sleep "0.0$((i % 10))$((i * 7 % 10))"
+	kill $w 2>/dev/null
+	wait $w 2>/dev/null
+	[ $? -ne 0 ] && stopped=$((stopped + 1))
+done
+left=$(ls -A "$tmp/tfs" | grep -vc '^tiermalloc.prom$')
+[ "$stopped" -ge 80 ] && [ "$left" -eq 0 ]
+ok $? "a textfile watcher stopped by SIGTERM 100 times: no temporary file left ($left left, $stopped stopped by the signal)"
 "$TM" stat --openmetrics --textfile "$tmp/nodir/x.prom" $hpid 2>"$tmp/e"
 [ $? -eq 1 ] && grep -q "nodir/x.prom.tmp-" "$tmp/e"
 ok $? "a textfile in a missing directory: a clear error, exit 1"
