@@ -403,6 +403,7 @@ static void reset(struct tier_block *blk)
 	blk->hvar = 0;
 	blk->hsvar = 0;
 	blk->hdelta = 0;
+	blk->looks = 0;
 	for (int i = 0; i < TIER_SRC_COUNT; i++) {
 		blk->rate[i] = 0;
 		atomic_store_explicit(&blk->samples[i], 0, memory_order_relaxed);
@@ -512,9 +513,14 @@ void tier_mon_fold(struct tier_mapping *m, uint32_t b, bool pulled, bool sweep)
 			if (!(blk->flags & TIER_BF_PULLED) || surprise < 0 || (surprise > 0 && r > blk->rate[i])) {
 				blk->rate[i] = r;
 				blk->hsvar = rv;
-			} else if (!tier_mon.saturated || r > blk->rate[i]) {
-				blk->rate[i] = (float)(blk->rate[i] * dw + r * (1.0 - dw));
-				blk->hsvar = (float)(blk->hsvar * dw * dw + rv * (1.0 - dw) * (1.0 - dw));
+				blk->looks = 1;
+			} else {
+				if (!tier_mon.saturated || r > blk->rate[i]) {
+					blk->rate[i] = (float)(blk->rate[i] * dw + r * (1.0 - dw));
+					blk->hsvar = (float)(blk->hsvar * dw * dw + rv * (1.0 - dw) * (1.0 - dw));
+				}
+				if (blk->looks < UINT8_MAX)
+					blk->looks++;
 			}
 			/* else: all written over a long window only says "at
 			 * least r", below what a shorter one found: keep that */
@@ -722,6 +728,12 @@ void tier_monitor_candidates(struct tier_cand *fast, size_t fcap, size_t *nfast,
 				 * one could last seconds) */
 				continue;
 			}
+			/* a slow block is moved up on what two looks saw, not one:
+			 * on uniform GUPS one 8-page slice reading high (by chance,
+			 * a binomial draw, and taken as a change) was behind most
+			 * moves, each undone once the next look read it typical */
+			if (t > 0 && (blk->flags & TIER_BF_PULLED) && blk->looks < 2)
+				continue;
 			struct tier_cand c = {.ref = m,
 					      .block = v[i].b,
 					      .bytes = (st & TIER_BS_PAGES) << TIER_PAGE_SHIFT,

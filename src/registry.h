@@ -47,6 +47,8 @@ struct tier_block {
 				    * source saw can tell (monitor.c) */
 	uint8_t backoff;           /* moves of it undone soon after: it settles 2^backoff longer */
 	uint8_t slice_shift;       /* where the pull slice sits, moved off pages never written */
+	uint8_t looks;             /* pull-source measurements behind its rate since it last
+				    * started again (first look, or a change): monitor.c */
 	float rate[5];             /* per source: moving average of accesses per page per period */
 	uint32_t fold_period;      /* period of the last fold into heat */
 	uint32_t pull_period;      /* period the armed slice was last armed or measured */
