@@ -85,12 +85,14 @@ static size_t peak_cur, peak_prev;
 static uint64_t window_start;
 /* the check of the allocation in progress (under the lock): RSS before it,
  * and the bound */
-static size_t pend_rss, pend_bound, pend_dirty, pend_others;
+static size_t pend_rss, pend_bound, pend_dirty, pend_active, pend_others;
 static bool pend_checked;
 /* pages of the huge arena's dirty extents that were moved out (not
  * resident), as far as known: what jemalloc served since, and a purge of
  * the arena, took them out */
 static size_t hollow;
+/* the page jemalloc adds to each large extent (opt.cache_oblivious) */
+static size_t large_pad = 1;
 
 bool tier_large_on(void) { return atomic_load_explicit(&on, memory_order_relaxed); }
 void tier_large_no_moves(void) { atomic_store(&moves_off, true); }
@@ -176,6 +178,10 @@ int tier_large_setup(unsigned arena, size_t oversize, size_t slack)
 	if (mallctl(name, NULL, NULL, &decay, sizeof(decay)))
 		goto undo;
 	huge = arena;
+	bool oblivious = true;
+	sz = sizeof(oblivious);
+	if (mallctl("opt.cache_oblivious", &oblivious, &sz, NULL, 0) == 0)
+		large_pad = oblivious;
 	/* from 4 MiB: two such buffers freed side by side in a thread arena
 	 * coalesce to jemalloc's 8 MiB threshold and are purged at once
 	 * there, and outside the bound here (peak RSS 1.2-1.26x jemalloc's
@@ -309,8 +315,19 @@ void tier_large_before(size_t size)
 	sz = sizeof(all_dirty);
 	if (mallctlbymib(mib_pdirty_all, 4, &all_dirty, &sz, NULL, 0) || all_dirty < dirty)
 		all_dirty = dirty;
-	if (!rss || rss < all_dirty)
-		rss = active + all_dirty;
+	/* jemalloc counts the extents moved out (hollow) as dirty, though
+	 * none of their pages is resident: RSS is often below all_dirty,
+	 * and is no reading only below the dirty pages less those.  (Taking
+	 * active + all_dirty whenever RSS < all_dirty counted every hollow
+	 * page as live: one such check raised the peak by what was moved
+	 * out, to 106-160 MiB where 4 threads churning 5-24 MiB buffers had
+	 * at most 95 MiB live, and the cache then outgrew the bound by up
+	 * to a buffer.) */
+	if (hollow > dirty)
+		hollow = dirty;
+	size_t held_res = all_dirty - hollow;
+	if (!rss || rss < held_res)
+		rss = active + held_res;
 	uint64_t t = now_ms();
 	if (t - window_start >= WINDOW_MS) {
 		/* a window with no huge allocation at all forgets both; while
@@ -324,9 +341,7 @@ void tier_large_before(size_t size)
 	}
 	/* live memory once this request is served and touched */
 	size_t need = tier_align_up(size, TIER_PAGE) / TIER_PAGE;
-	if (hollow > dirty)
-		hollow = dirty;
-	size_t live = rss - (all_dirty - hollow) + need;
+	size_t live = rss - held_res + need;
 	if (live > peak_cur)
 		peak_cur = live;
 	size_t peak = peak_cur > peak_prev ? peak_cur : peak_prev;
@@ -338,6 +353,7 @@ void tier_large_before(size_t size)
 	pend_rss = rss;
 	pend_bound = bound;
 	pend_dirty = dirty;
+	pend_active = active;
 	pend_others = all_dirty - dirty;
 	pend_checked = true;
 	/* still held: tier_large_release, after the allocation */
@@ -420,13 +436,25 @@ void tier_large_release(void *p, size_t size, bool kept)
 			madvise((void *)a, b - a, MADV_DONTNEED);
 	}
 	uint64_t epoch = 1;
-	size_t dirty = 0, sz = sizeof(dirty);
+	size_t dirty = 0, active = 0, sz = sizeof(dirty);
 	if (pend_checked && p && mallctlbymib(mib_epoch, 1, NULL, NULL, &epoch, sizeof(epoch)) == 0 &&
-	    mallctlbymib(mib_pdirty, 4, &dirty, &sz, NULL, 0) == 0) {
+	    mallctlbymib(mib_pdirty, 4, &dirty, &sz, NULL, 0) == 0 &&
+	    mallctlbymib(mib_pactive, 4, &active, &sz, NULL, 0) == 0) {
 		size_t absent = absent_pages(p, size);
 		/* dirty pages jemalloc served this from that were not resident:
-		 * moved out before, as far as they go */
-		size_t served = pend_dirty > dirty ? pend_dirty - dirty : 0;
+		 * moved out before, as far as they go.  Served from dirty: the
+		 * extent's pages less what active and dirty grew by together,
+		 * not what dirty fell by: other threads free huge buffers
+		 * meanwhile (not under the lock), from active to dirty, and
+		 * with dirty's fall alone hollow kept pages that jemalloc had
+		 * served again (4 threads churning 5-24 MiB buffers: hollow
+		 * reached all the dirty pages, up to 50 MiB more than were
+		 * not resident, each counted as live: the peak, and with it
+		 * the bound, rose as much).  A fall of both (a purge
+		 * meanwhile) counts the whole extent served. */
+		size_t extent = sallocx(p, 0) / TIER_PAGE + large_pad;
+		size_t before = pend_active + pend_dirty, after = active + dirty;
+		size_t served = after < before ? extent : after - before < extent ? extent - (after - before) : 0;
 		size_t unhollowed = served < absent ? served : absent;
 		hollow -= unhollowed < hollow ? unhollowed : hollow;
 		/* moved pages hold what their buffer held */
