@@ -169,14 +169,13 @@ static void due_add(struct tier_mapping *m, uint32_t b)
 
 /* A dense block's slice, just measured and re-armed: measured again after
  * a short window (tier_monitor_short_measure). */
-static void short_add(struct tier_mapping *m, uint32_t b)
+static void short_add(struct tier_mapping *m, uint32_t b, uint64_t armed_ns)
 {
 	if (tier_mon.short_w > 0 || tier_mon.nshort >= SHORT_MAX)
 		return;
 	struct tier_block *blk = &m->blocks[b];
 	tier_mon.shorts[tier_mon.nshort++] = (struct short_ref){
-		.r = {m, b}, .armed_ns = tier_clock_ns(CLOCK_MONOTONIC), .period = tier_mon.period,
-		.pages = blk->pull_pages};
+		.r = {m, b}, .armed_ns = armed_ns, .period = tier_mon.period, .pages = blk->pull_pages};
 }
 
 /* Arm a slice of n pages of block b, at a place that depends on the
@@ -309,6 +308,9 @@ static void visit(struct tier_mapping *m, uint32_t b, bool pull, bool sweep)
 	uintptr_t lo, hi;
 	if (blk->pull_pages && blk->pull_pages == n) { /* the same slice: measure, re-arm */
 		slice_range(m, b, blk->pull_first, n, &lo, &hi);
+		/* before the re-arm: a window taken to start later than it did
+		 * reads a higher rate than the pages saw */
+		uint64_t armed_ns = tier_clock_ns(CLOCK_MONOTONIC);
 		learn(EXPECT_SLICE, measure(m, lo, hi, TIER_PAGES_PER_BLOCK / n, true), 1);
 		refund(blk);
 		bool long_window = tier_mon.period - blk->pull_period > 1;
@@ -331,7 +333,7 @@ static void visit(struct tier_mapping *m, uint32_t b, bool pull, bool sweep)
 		 * resolves rates up to a few writes per page per period, and a
 		 * block known to be faster than that needs a short one */
 		if (tier_mon.saturated && blk->rate[TIER_SRC_PAGEMAP] >= DENSE_RATE)
-			short_add(m, b);
+			short_add(m, b, armed_ns);
 		else if (tier_mon.saturated && long_window)
 			due_add(m, b);
 		return;
@@ -464,20 +466,34 @@ void tier_monitor_short_measure(void)
 {
 	uint64_t t0 = tier_clock_ns(CLOCK_THREAD_CPUTIME_ID), now = tier_clock_ns(CLOCK_MONOTONIC);
 	double period_ns = (double)tier_settings.period_ms * 1e6;
+	uint64_t target = (uint64_t)tier_settings.period_ms * 1000000ull / SHORT_DIV;
 	tier_mon.fault_ns = 0; /* the period's own was counted already */
 	rcu_read_lock();
+	uint32_t keep = 0;
 	for (uint32_t i = 0; i < tier_mon.nshort; i++) {
 		struct short_ref *e = &tier_mon.shorts[i];
 		struct tier_mapping *m = e->r.m;
 		struct tier_block *blk = blk_of(&e->r);
 		/* still the slice armed then (not moved, re-armed or dropped since) */
-		if (m->gone || blk->pull_period != e->period || blk->pull_pages != e->pages || !e->pages ||
-		    now <= e->armed_ns)
+		if (m->gone || blk->pull_period != e->period || blk->pull_pages != e->pages || !e->pages)
 			continue;
-		tier_mon.short_w = (float)((double)(now - e->armed_ns) / period_ns);
+		/* each window its own length: measured when the first was due,
+		 * slices armed late in the period's visits had windows of a
+		 * tenth of that and less, and any write the window's ends
+		 * misplaced (a thread descheduled between the clock and the
+		 * scan) counted a hundredfold: uniform GUPS's blocks, all alike,
+		 * read rates of 50-300 a period from 0.4-4 ms windows and were
+		 * promoted on them */
+		if (now < e->armed_ns + target - target / 4) {
+			tier_mon.shorts[keep++] = *e; /* in arming order: shorts[0] stays the first due */
+			continue;
+		}
 		uintptr_t lo, hi;
 		slice_range(m, e->r.b, blk->pull_first, e->pages, &lo, &hi);
 		learn(EXPECT_SLICE, measure(m, lo, hi, TIER_PAGES_PER_BLOCK / e->pages, true), 1);
+		/* the end after the scan: a window taken longer than it was
+		 * reads a lower rate, never a higher one */
+		tier_mon.short_w = (float)((double)(tier_clock_ns(CLOCK_MONOTONIC) - e->armed_ns) / period_ns);
 		refund(blk);
 		tier_mon.cold_short = false;
 		tier_mon_fold(m, e->r.b, true, false);
@@ -487,7 +503,7 @@ void tier_monitor_short_measure(void)
 		atomic_fetch_add_explicit(&tier_monitor_stats.short_windows, 1, memory_order_relaxed);
 	}
 	tier_mon.short_w = 0;
-	tier_mon.nshort = 0;
+	tier_mon.nshort = keep;
 	rcu_read_unlock();
 	tier_mon.carry_sched += tier_clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
 	tier_mon.carry_fault += tier_mon.fault_ns > 0 ? (uint64_t)tier_mon.fault_ns : 0;
