@@ -49,7 +49,8 @@ same() {
 	else
 		ok $r "$name: same output under the preload ($(wc -c <"$tmp/$name.pre") bytes, exit $rc2), ${m:-0} pages migrated meanwhile"
 	fi
-	[ $r -eq 0 ] || { diff "$tmp/$name.plain" "$tmp/$name.pre" | head -n 5; tail -n 5 "$tmp/$name.err"; } | sed 's/^/# /'
+	[ $r -eq 0 ] || { diff "$tmp/$name.plain" "$tmp/$name.pre" | head -n 5; tail -n 5 "$tmp/$name.err"
+		grep -E '^(migration|monitor|background thread|balance|placement)' "$tmp/$name.err" | cut -c1-400; } | sed 's/^/# /'
 	echo "# FIG program $name moved=${m:-0} ok=$((!r)) seconds=$((t1 - t0))"
 }
 
