@@ -205,17 +205,6 @@ float tier_heat_rate_var(float f, uint32_t n, float w)
 	return f * (1.0f - f) / (float)n / (d * d);
 }
 
-float tier_heat_rate_lo(float f, uint32_t n, float w)
-{
-	if (!n || !(w > 0) || !(f > 0))
-		return 0;
-	if (f > 1)
-		f = 1;
-	float z2n = TIER_RATE_LO_Z * TIER_RATE_LO_Z / (float)n;
-	float p = (f + z2n / 2 - TIER_RATE_LO_Z * sqrtf(f * (1 - f) / (float)n + z2n / (4 * (float)n))) / (1 + z2n);
-	return p > 0 ? -log1pf(-p) / w : 0;
-}
-
 float tier_heat_noise_step(float var, float prev, float dh, float weight)
 {
 	float v = dh * prev < 0 ? TIER_NOISE_REVERSAL * fminf(dh * dh, prev * prev) : 0.0f;

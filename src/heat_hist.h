@@ -94,15 +94,6 @@ int tier_heat_surprise(int n, float rate, float w, float seen);
  * there) and one near 1 says "at least" (f counts as 0.95, the cap the
  * rate was read with). */
 float tier_heat_rate_var(float f, uint32_t n, float w);
-/* A lower confidence bound (one-sided, TIER_RATE_LO_Z: 95%) of that rate:
- * Wilson's score bound on the share written, read as a rate.  Where the
- * variance above is symmetric and wrong at the ends of the binomial (all
- * 8 pages of a slice written in a sixteenth of a period: 48 +- 25, when
- * the count cannot tell 48 from 22; 5 of 8: 5.4 +- 2.5, when 2.4 fits),
- * this bound is what the pages can vouch for.  A share of 1 counts as 1
- * here: the bound needs no cap. */
-#define TIER_RATE_LO_Z 1.645f
-float tier_heat_rate_lo(float f, uint32_t n, float w);
 /* P(X <= k) for X ~ Binomial(n, p). */
 double tier_binom_cdf(int n, double p, int k);
 

@@ -50,8 +50,6 @@ struct tier_block {
 	uint8_t looks;             /* pull-source measurements behind its rate since it last
 				    * started again (first look, or a change): monitor.c */
 	float rate[5];             /* per source: moving average of accesses per page per period */
-	float rlo;                 /* the pull source's rate, its lower bound (tier_heat_rate_lo),
-				    * averaged like the rate: what a promotion stands on */
 	uint32_t fold_period;      /* period of the last fold into heat */
 	uint32_t pull_period;      /* period the armed slice was last armed or measured */
 	uint32_t seen_slot;        /* advisor: time slot counting this block as seen (0: none) */

@@ -204,26 +204,5 @@ int main(void)
 		   sqrtf(tier_heat_rate_var(1.0f, 8, 0.0625f)));
 		ok(tier_heat_rate_var(0.5f, 0, 1) == 0 && tier_heat_rate_var(0.5f, 8, 0) == 0, "nothing measured: no error claimed");
 	}
-	/* the rate's lower bound: what the written pages vouch for */
-	{
-		float all = tier_heat_rate_lo(1.0f, 8, 0.0625f), five = tier_heat_rate_lo(0.625f, 8, 0.18f);
-		ok(all > 20 && all < 24, "all of 8 written in a sixteenth of a period: surely %.1f a period (read 48 at the cap)",
-		   all);
-		ok(five > 2.2f && five < 2.6f && five < -log1pf(-0.625f) / 0.18f / 2,
-		   "5 of 8 over 0.18 of a period: read %.1f, surely only %.2f (under half)", -log1pf(-0.625f) / 0.18f, five);
-		bool mono = tier_heat_rate_lo(0, 8, 1) == 0, under = true;
-		for (int k = 1; k <= 8; k++) {
-			float f = (float)k / 8, prev = (float)(k - 1) / 8;
-			mono &= tier_heat_rate_lo(f, 8, 1) > tier_heat_rate_lo(prev, 8, 1);
-			if (k < 8)
-				under &= tier_heat_rate_lo(f, 8, 1) < -log1pf(-f);
-		}
-		ok(mono && under, "0 to 8 of 8 written: the bound rises with the count, from 0, and stays under the rate read");
-		float whole = tier_heat_rate_lo(0.5f, 512, 1), slice = tier_heat_rate_lo(0.5f, 8, 1);
-		ok(whole > 0.85f * -log1pf(-0.5f) && whole < -log1pf(-0.5f) && slice < 0.5f * -log1pf(-0.5f),
-		   "half written: a whole block surely %.3f of %.3f, a slice of 8 pages only %.3f", whole, -log1pf(-0.5f),
-		   slice);
-		ok(tier_heat_rate_lo(0.5f, 0, 1) == 0 && tier_heat_rate_lo(0.5f, 8, 0) == 0, "nothing measured: nothing vouched for");
-	}
 	return done();
 }
