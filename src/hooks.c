@@ -27,6 +27,31 @@ int tier_hooks_arena_tier(unsigned arena)
 				       : -1;
 }
 
+/* The span alone at an aligned address: where the kernel placed it
+ * aligned (it aligns anonymous mappings of whole 2 MiB), or at the aligned
+ * address just below or above it, if that is free. */
+static void *reserve_exact(size_t sp, size_t align)
+{
+	const int prot = PROT_READ | PROT_WRITE;
+	const int fl = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
+	char *p = mmap(NULL, sp, prot, fl, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	if (!((uintptr_t)p & (align - 1)))
+		return p;
+	munmap(p, sp);
+	uintptr_t at[2] = {(uintptr_t)p & ~(uintptr_t)(align - 1),
+			   tier_align_up((uintptr_t)p, align)};
+	for (int i = 0; i < 2; i++) {
+		char *q = mmap((void *)at[i], sp, prot, fl | MAP_FIXED_NOREPLACE, -1, 0);
+		if (q == (char *)at[i])
+			return q;
+		if (q != MAP_FAILED) /* an old kernel took it as a hint */
+			munmap(q, sp);
+	}
+	return NULL;
+}
+
 /* Reserve size bytes at a 2 MiB (or larger) alignment, padded to whole
  * blocks so that no other mapping shares a block with this one. */
 static void *reserve(size_t size, size_t alignment, size_t *span)
@@ -38,8 +63,12 @@ static void *reserve(size_t size, size_t alignment, size_t *span)
 		return NULL;
 	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
 		       -1, 0);
-	if (p == MAP_FAILED)
-		return NULL;
+	if (p == MAP_FAILED) {
+		/* Near RLIMIT_AS the padding itself can be refused (a 4 KiB
+		 * slab needs 4 MiB here): take exactly the span, aligned. */
+		*span = sp;
+		return reserve_exact(sp, align);
+	}
 	char *base = (char *)tier_align_up((uintptr_t)p, align);
 	if (base > p)
 		munmap(p, (size_t)(base - p));
