@@ -205,6 +205,19 @@ float tier_heat_rate_var(float f, uint32_t n, float w)
 	return f * (1.0f - f) / (float)n / (d * d);
 }
 
+float tier_heat_rate_lo(float rate, float info)
+{
+	if (!(rate > 0) || !(info > 0))
+		return 0;
+	/* pages looked at over the window where one look tells the most
+	 * (rate x window = TIER_RATE_LO_X), as many as the information */
+	const float x = TIER_RATE_LO_X, q = expf(-x), f = 1 - q;
+	float n = info * rate * rate / (x * x * q / f);
+	float z2n = TIER_RATE_LO_Z * TIER_RATE_LO_Z / n;
+	float p = (f + z2n / 2 - TIER_RATE_LO_Z * sqrtf(f * q / n + z2n / (4 * n))) / (1 + z2n);
+	return p > 0 ? rate * -log1pf(-p) / x : 0;
+}
+
 float tier_heat_noise_step(float var, float prev, float dh, float weight)
 {
 	float v = dh * prev < 0 ? TIER_NOISE_REVERSAL * fminf(dh * dh, prev * prev) : 0.0f;

@@ -94,6 +94,18 @@ int tier_heat_surprise(int n, float rate, float w, float seen);
  * there) and one near 1 says "at least" (f counts as 0.95, the cap the
  * rate was read with). */
 float tier_heat_rate_var(float f, uint32_t n, float w);
+/* A lower confidence bound (one-sided, TIER_RATE_LO_Z: 95%) of a rate
+ * measured by looks whose information (the sum of 1 / tier_heat_rate_var
+ * over the looks, decayed like the rate) is info.  The variance is
+ * symmetric and wrong at the ends of the binomial (all 8 pages of a slice
+ * written in a sixteenth of a period read 48 +- 25 where the count cannot
+ * tell 48 from 20; 5 of 8 read 5.4 +- 2.5 where 2.3 fits): the bound is
+ * Wilson's on the share that as many pages, looked at over the window
+ * where a look tells the most, would show.  Unlike a per-look bound
+ * averaged, it tightens as looks agree. */
+#define TIER_RATE_LO_Z 1.645f
+#define TIER_RATE_LO_X 1.5936f /* rate x window where a look tells the most */
+float tier_heat_rate_lo(float rate, float info);
 /* P(X <= k) for X ~ Binomial(n, p). */
 double tier_binom_cdf(int n, double p, int k);
 

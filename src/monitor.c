@@ -404,6 +404,7 @@ static void reset(struct tier_block *blk)
 	blk->hsvar = 0;
 	blk->hdelta = 0;
 	blk->looks = 0;
+	blk->rinfo = 0;
 	for (int i = 0; i < TIER_SRC_COUNT; i++) {
 		blk->rate[i] = 0;
 		atomic_store_explicit(&blk->samples[i], 0, memory_order_relaxed);
@@ -510,20 +511,23 @@ void tier_mon_fold(struct tier_mapping *m, uint32_t b, bool pulled, bool sweep)
 			 * again from what was found (averaged in, a block gone
 			 * cold stayed hot for seconds) */
 			float rv = tier_heat_rate_var(f, n, w);
+			float ri = rv > 0 ? 1.0f / rv : 0;
 			if (!(blk->flags & TIER_BF_PULLED) || surprise < 0 || (surprise > 0 && r > blk->rate[i])) {
 				blk->rate[i] = r;
 				blk->hsvar = rv;
+				blk->rinfo = ri;
 				blk->looks = 1;
 			} else {
+				/* all written over a long window only says "at
+				 * least r": below what a shorter one found, keep that */
 				if (!tier_mon.saturated || r > blk->rate[i]) {
 					blk->rate[i] = (float)(blk->rate[i] * dw + r * (1.0 - dw));
 					blk->hsvar = (float)(blk->hsvar * dw * dw + rv * (1.0 - dw) * (1.0 - dw));
+					blk->rinfo = (float)(blk->rinfo * dw) + ri;
 				}
 				if (blk->looks < UINT8_MAX)
 					blk->looks++;
 			}
-			/* else: all written over a long window only says "at
-			 * least r", below what a shorter one found: keep that */
 			blk->flags |= TIER_BF_PULLED;
 		} else {
 			r = (float)s / (float)(pages * TIER_HEAT_UNIT * span) + tier_heat_coarse_rate(i, addr);
@@ -680,6 +684,26 @@ void tier_monitor_moved(struct tier_mapping *m, uint32_t b, int from, int to)
  * 5 s. */
 static float heat_se(const struct tier_block *blk) { return sqrtf(blk->hvar / 2 + blk->hsvar); }
 
+/* How hot the block surely is: its heat with the pull source's rate at
+ * its lower bound where that source measured it (tier_heat_rate_lo, from
+ * the information of the looks behind the rate), else TIER_CUT_Z errors
+ * under it.  On uniform GUPS, whose blocks are all alike, moves stood on
+ * slices that read 5 of 8 pages written (5.4 +- 2.5 a period, 2 errors
+ * above the blocks they displaced, the typical rate being 2.5): chance,
+ * among a hundred blocks looked at every period.  A bound per look,
+ * averaged, never tightened: a steadily hot block stayed as unsure as one
+ * look made it, and scattered heat never cleared the cut. */
+static float heat_lo(const struct tier_block *blk)
+{
+	if (!(blk->flags & TIER_BF_PULLED))
+		return blk->heat - TIER_CUT_Z * heat_se(blk);
+	float floor = tier_mon.floor[TIER_SRC_PAGEMAP];
+	float rate = blk->rate[TIER_SRC_PAGEMAP];
+	float over = rate - floor, over_lo = tier_heat_rate_lo(rate, blk->rinfo) - floor;
+	float lo = blk->heat - (over > 0 ? over : 0) + (over_lo > 0 ? over_lo : 0);
+	return lo > 0 ? lo : 0;
+}
+
 /* A split block's candidates: its pages elsewhere hot enough for the fast
  * tier, and its pages on the fast tier cold enough to leave. */
 static void parts(struct tier_mapping *m, uint32_t b, struct tier_ph *e, int home, float t_hot, float t_cold,
@@ -689,11 +713,13 @@ static void parts(struct tier_mapping *m, uint32_t b, struct tier_ph *e, int hom
 	uint32_t n = tier_ph_select(e, heat, home, true, t_hot, NULL, &h);
 	if (n && *ns < scap)
 		slow[(*ns)++] = (struct tier_cand){.ref = m, .block = b, .bytes = n << TIER_PAGE_SHIFT, .heat = h,
-						   .se = se, .tier = 1, .part = TIER_PART_UP, .thr = t_hot};
+						   .se = se, .lo = h - TIER_CUT_Z * se, .tier = 1, .part = TIER_PART_UP,
+						   .thr = t_hot};
 	n = tier_ph_select(e, heat, home, false, t_cold, NULL, &h);
 	if (n && *nf < fcap)
 		fast[(*nf)++] = (struct tier_cand){.ref = m, .block = b, .bytes = n << TIER_PAGE_SHIFT, .heat = h,
-						   .se = se, .tier = 0, .part = TIER_PART_DOWN, .thr = t_cold};
+						   .se = se, .lo = h - TIER_CUT_Z * se, .tier = 0, .part = TIER_PART_DOWN,
+						   .thr = t_cold};
 }
 
 void tier_monitor_candidates(struct tier_cand *fast, size_t fcap, size_t *nfast, struct tier_cand *slow,
@@ -739,6 +765,7 @@ void tier_monitor_candidates(struct tier_cand *fast, size_t fcap, size_t *nfast,
 					      .bytes = (st & TIER_BS_PAGES) << TIER_PAGE_SHIFT,
 					      .heat = blk->heat,
 					      .se = heat_se(blk),
+					      .lo = heat_lo(blk),
 					      .tier = (uint8_t)t};
 			if (t == 0 && nf < fcap)
 				fast[nf++] = c;

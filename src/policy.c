@@ -116,7 +116,7 @@ void tier_policy_decide(const struct tier_policy_in *in, struct tier_cand *fast,
 			break; /* hottest first: the rest are colder */
 		if (hot->bytes > pbudget)
 			continue;
-		if (hot->heat - in->cut_z * hot->se < in->swap_min)
+		if (hot->lo < in->swap_min)
 			continue; /* may be above the cut by chance: ranked by heat, a
 				   * later block may be surer */
 		while (f < nfast && fast[f].chosen)

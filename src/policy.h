@@ -13,6 +13,7 @@ struct tier_cand {
 	uint32_t bytes;     /* committed bytes: what moving it costs the budget */
 	float heat;
 	float se;           /* the heat's standard error (its fold-to-fold noise) */
+	float lo;           /* how hot it surely is (a lower confidence bound of heat) */
 	uint8_t tier;       /* where it is now (0 = fast) */
 	uint8_t part;       /* TIER_PART_*: a whole block, or pages of a split block */
 	bool chosen;        /* output: move it (to 0 if tier > 0, else to 1) */
@@ -32,9 +33,8 @@ struct tier_policy_in {
 	float min_heat;         /* promote nothing colder than this */
 	float swap_gap;         /* a swap needs at least this heat gap */
 	float wide_margin;      /* a heat gap this wide is enough for a swap */
-	float swap_min;         /* a swap needs the slow block at least this hot (0: any) */
+	float swap_min;         /* a swap needs the slow block surely (its lo) this hot (0: any) */
 	float z;                /* a swap needs a gap of z standard errors (0: any) */
-	float cut_z;            /* ... and the slow block cut_z of its own above swap_min */
 };
 
 struct tier_policy_out {
@@ -48,6 +48,8 @@ struct tier_policy_out {
  * the real signal or too narrow for the noise (70-80% of the moves at
  * bg_cpu 20% undid a recent one with the fixed margins alone). */
 #define TIER_SWAP_Z 2.0f
+/* A candidate's lo where no binomial bound is known: heat less this many
+ * standard errors (monitor.c). */
 #define TIER_CUT_Z 1.0f
 
 /* Rules, in order:

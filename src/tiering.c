@@ -340,7 +340,6 @@ size_t tier_balance(uint32_t period)
 		.wide_margin = TIER_WIDE_MARGIN,
 		.swap_min = th.swap_min,
 		.z = TIER_SWAP_Z,
-		.cut_z = TIER_CUT_Z,
 	};
 	struct tier_policy_out out;
 	tier_policy_decide(&in, cand_fast, nfast, cand_slow, nslow, &out);

@@ -8,6 +8,15 @@
 
 static int near(double x, double want, double tol) { return fabs(x - want) <= tol * fabs(want); }
 
+/* The bound after k looks alike (information k times one look's): f of
+ * n pages written over w periods, read as the fold reads it. */
+static float look_lo(float f, uint32_t n, float w, float k)
+{
+	float fc = f > 0.95f ? 0.95f : f;
+	float v = tier_heat_rate_var(f, n, w);
+	return f > 0 ? tier_heat_rate_lo(-log1pf(-fc) / w, k / v) : tier_heat_rate_lo(0, k / v);
+}
+
 int main(void)
 {
 	ok(tier_hist_bucket(0) == 0 && tier_hist_bucket(1e-9f) == 0 && tier_hist_bucket(NAN) == 0,
@@ -203,6 +212,38 @@ int main(void)
 		   "all of 8 written in a sixteenth of a period: 'at least', read at the cap, +- %.0f",
 		   sqrtf(tier_heat_rate_var(1.0f, 8, 0.0625f)));
 		ok(tier_heat_rate_var(0.5f, 0, 1) == 0 && tier_heat_rate_var(0.5f, 8, 0) == 0, "nothing measured: no error claimed");
+	}
+	/* the rate's lower bound: what the written pages vouch for */
+	{
+		float all = look_lo(1.0f, 8, 0.0625f, 1), five = look_lo(0.625f, 8, 0.18f, 1);
+		ok(all > 15 && all < 24, "all of 8 written in a sixteenth of a period: surely %.1f a period (read 48 at the cap)",
+		   all);
+		ok(five > 2.0f && five < 2.6f && five < -log1pf(-0.625f) / 0.18f / 2,
+		   "5 of 8 over 0.18 of a period: read %.1f, surely only %.2f (under half)", -log1pf(-0.625f) / 0.18f, five);
+		/* at the window where a look tells the most, the bound is
+		 * Wilson's on the share itself */
+		float x = TIER_RATE_LO_X, f = -expm1f(-x), z = TIER_RATE_LO_Z, z2n = z * z / 8;
+		float wil = (f + z2n / 2 - z * sqrtf(f * (1 - f) / 8 + z2n / 32)) / (1 + z2n);
+		float at = look_lo(f, 8, 1, 1);
+		ok(fabsf(at + log1pf(-wil)) < 0.01f * at, "8 pages at rate x window %.2f: %.3f, Wilson's %.3f", x, at, -log1pf(-wil));
+		bool mono = tier_heat_rate_lo(0, 100) == 0, under = true;
+		for (int k = 1; k <= 8; k++) {
+			float fk = (float)k / 8, prev = (float)(k - 1) / 8;
+			mono &= look_lo(fk, 8, 1, 1) > look_lo(prev, 8, 1, 1);
+			if (k < 8)
+				under &= look_lo(fk, 8, 1, 1) < -log1pf(-fk);
+		}
+		ok(mono && under, "0 to 8 of 8 written: the bound rises with the count, from 0, and stays under the rate read");
+		/* looks that agree tighten it; decayed like the rate, 0.707 a look */
+		float one = look_lo(0.625f, 8, 1, 1), ten = look_lo(0.625f, 8, 1, (1 - powf(0.707f, 10)) / (1 - 0.707f)),
+		      many = look_lo(0.625f, 8, 1, 64), r = -log1pf(-0.625f);
+		ok(one < 0.5f * r && ten > 1.3f * one && ten < r && many > 0.8f * r && many < r,
+		   "5 of 8 over a period (%.2f): one look %.2f, ten decayed %.2f, 64 %.2f", r, one, ten, many);
+		float whole = look_lo(0.5f, 512, 1, 1), slice = look_lo(0.5f, 8, 1, 1);
+		ok(whole > 0.85f * -log1pf(-0.5f) && whole < -log1pf(-0.5f) && slice < 0.5f * -log1pf(-0.5f),
+		   "half written: a whole block surely %.3f of %.3f, a slice of 8 pages only %.3f", whole, -log1pf(-0.5f),
+		   slice);
+		ok(tier_heat_rate_lo(1, 0) == 0 && tier_heat_rate_lo(0, 10) == 0, "nothing measured: nothing vouched for");
 	}
 	return done();
 }

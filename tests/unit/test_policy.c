@@ -10,7 +10,7 @@ static struct tier_cand fast[64], slow[64];
 static void mk(struct tier_cand *c, size_t n, uint8_t tier, const float *heat)
 {
 	for (size_t i = 0; i < n; i++)
-		c[i] = (struct tier_cand){.block = (uint32_t)i, .bytes = 2 * MB, .heat = heat[i], .tier = tier};
+		c[i] = (struct tier_cand){.block = (uint32_t)i, .bytes = 2 * MB, .heat = heat[i], .lo = heat[i], .tier = tier};
 }
 
 static size_t chosen(const struct tier_cand *c, size_t n)
@@ -184,22 +184,24 @@ int main(void)
 		   "a 6-page block with se 3 first in line: passed over, the next one gives way (%zu swaps)", out.swaps);
 	}
 	/* a slow block over the cut only by chance does not displace fast
-	 * memory: it must stand cut_z of its own errors above it */
+	 * memory: what it surely is (lo) must clear the cut */
 	{
 		float fh[1] = {0.2f}, shh[2] = {3.0f, 2.6f};
 		mk(fast, 1, 0, fh);
 		mk(slow, 2, 1, shh);
 		fast[0].se = 0.05f;
-		slow[0].se = 1.0f; /* 3.0 - 1.0 < cut 2.2 */
-		slow[1].se = 0.2f; /* 2.6 - 0.2 >= 2.2 */
+		slow[0].se = 0.5f;
+		slow[0].lo = 2.0f; /* under the cut of 2.2 */
+		slow[1].se = 0.2f;
+		slow[1].lo = 2.4f;
 		in = base(2 * MB, 2 * MB);
 		in.wm_high = 1.0;
 		in.z = TIER_SWAP_Z;
-		in.cut_z = TIER_CUT_Z;
 		in.swap_min = 2.2f;
 		tier_policy_decide(&in, fast, 1, slow, 2, &out);
 		ok(out.swaps == 1 && !slow[0].chosen && slow[1].chosen,
-		   "3.0 +- 1.0 over a cut of 2.2 stays; 2.6 +- 0.2, ranked after it, swaps in (%zu swaps)", out.swaps);
+		   "3.0, surely 2.0, over a cut of 2.2 stays; 2.6, surely 2.4, ranked after it, swaps in (%zu swaps)",
+		   out.swaps);
 	}
 	/* parts of split blocks are candidates like blocks, by their bytes */
 	{
