@@ -100,6 +100,14 @@ static void fast_limit_set(void)
 	tier_place_set_fast_limit(tier_settings.fast_limit);
 }
 
+/* placement leaves the fast tier inside the band where the policy keeps
+ * it: half way between the watermarks, as a block bound fast commits the
+ * rest of its pages after the decision (about 2 MiB over at 64 MiB) */
+static void fill_set(void)
+{
+	tier_place_set_fill(tier_settings.migrate ? (tier_settings.watermark_low + tier_settings.watermark_high) / 2 : 1.0);
+}
+
 static void enabled_set(void)
 {
 	atomic_store(&tier_place.active, tier_settings.enabled && tier_topo.ntiers > 1);
@@ -128,7 +136,11 @@ TIER_STARTUP static void boot(void)
 		tier_settings.fast_limit = default_fast_limit();
 	tier_place_setup(&tier_topo, tier_settings.enabled, tier_settings.fast_limit);
 
+	fill_set();
 	tier_knob_on_set("fast_limit", fast_limit_set);
+	tier_knob_on_set("watermark_high", fill_set);
+	tier_knob_on_set("watermark_low", fill_set);
+	tier_knob_on_set("migrate", fill_set);
 	tier_knob_on_set("enabled", enabled_set);
 	tier_knob_on_any(tier_bg_kick);
 	tier_bg_add_steps(tier_period_steps, tier_period_nsteps);

@@ -61,7 +61,7 @@ const struct tier_knob tier_knobs[] = {
 	{"watermark_high", TK_DOUBLE, OFF(watermark_high), 0.01, 1.0, true,
 	 "a fraction of fast_limit, 0.01 to 1",
 	 "0.95", NULL,
-	 "fraction of fast_limit: above it, demote the coldest down to watermark_low; promotions fill up to it"},
+	 "fraction of fast_limit: above it, demote the coldest down to watermark_low; promotions fill up to it, placement (migrate:true) half way from watermark_low"},
 	{"watermark_low", TK_DOUBLE, OFF(watermark_low), 0.0, 1.0, true,
 	 "a fraction of fast_limit, 0 to 1, not above watermark_high",
 	 "0.85", NULL,

@@ -24,6 +24,7 @@ TIER_STARTUP void tier_place_setup(const struct tier_topology *t, bool enabled, 
 	for (int i = 0; i < t->ntiers; i++)
 		tier_place.nodes[i] = t->tier[i].nodes;
 	atomic_store(&tier_place.fast_limit, fast_limit);
+	atomic_store(&tier_place.fill_pm, 1000u);
 	atomic_store(&tier_place.active, enabled && t->ntiers > 1);
 }
 
@@ -63,7 +64,11 @@ static int decide(const struct tier_mapping *m, size_t added)
 	if (!atomic_load_explicit(&tier_place.active, memory_order_relaxed))
 		return 0;
 	size_t com = atomic_load_explicit(&tier_place_stats.committed[0], memory_order_relaxed);
-	return com + added <= atomic_load_explicit(&tier_place.fast_limit, memory_order_relaxed) ? 0 : 1;
+	size_t lim = atomic_load_explicit(&tier_place.fast_limit, memory_order_relaxed);
+	unsigned pm = atomic_load_explicit(&tier_place.fill_pm, memory_order_relaxed);
+	if (pm < 1000)
+		lim = lim / 1000 * pm;
+	return com + added <= lim ? 0 : 1;
 }
 
 /* The block of page p, and in *cnt the pages from p to the end of that
@@ -310,4 +315,10 @@ void tier_place_rebuild(void)
 void tier_place_set_fast_limit(size_t bytes)
 {
 	atomic_store(&tier_place.fast_limit, bytes);
+}
+
+void tier_place_set_fill(double frac)
+{
+	unsigned pm = frac >= 1 || !(frac > 0) ? 1000u : (unsigned)(frac * 1000 + 0.5);
+	atomic_store(&tier_place.fill_pm, pm);
 }

@@ -22,6 +22,7 @@ extern struct tier_place_stats tier_place_stats;
 struct tier_place_conf {
 	_Atomic bool active;             /* tiering on: more than one tier, enabled */
 	_Atomic size_t fast_limit;       /* budget for tier 0, bytes */
+	_Atomic unsigned fill_pm;        /* placement fills tier 0 to this share of it, per mille */
 	int ntiers;
 	tier_nodemask_t nodes[TIER_MAX_TIERS];
 };
@@ -31,6 +32,14 @@ void tier_place_setup(const struct tier_topology *t, bool enabled, size_t fast_l
 /* The fast-tier budget in force: this process's fast_limit, or its share
  * of the job's (job.c); the one writer after setup. */
 void tier_place_set_fast_limit(size_t bytes);
+/* How much of that budget placement fills, a fraction: inside the band
+ * of watermarks where the policy keeps the fast tier (migration on), else
+ * all of it.
+ * Filled to the budget, the fast tier stood over the watermark as a
+ * program touched its memory; each round demoted the overshoot and new
+ * pages took the room again (uniform GUPS: 27-50 MiB demoted in its first
+ * second, of 130 MiB moved in the run). */
+void tier_place_set_fill(double frac);
 
 /* Bytes of block b of m that lie inside the mapping (the budget charge). */
 static inline size_t tier_block_capacity(const struct tier_mapping *m, uint32_t b)
