@@ -183,6 +183,31 @@ int main(void)
 		ok(out.swaps == 1 && slow[0].chosen && !fast[0].chosen && fast[1].chosen,
 		   "a 6-page block with se 3 first in line: passed over, the next one gives way (%zu swaps)", out.swaps);
 	}
+	/* a fast block not known to be cold (one look since it changed, or
+	 * every page written: "at least") does not give way; the next does */
+	{
+		float fh[2] = {0.2f, 0.5f}, shh[1] = {2.5f};
+		mk(fast, 2, 0, fh);
+		mk(slow, 1, 1, shh);
+		for (int i = 0; i < 2; i++)
+			fast[i].se = 0.05f;
+		slow[0].se = 0.05f;
+		fast[0].unsure = true;
+		in = base(4 * MB, 4 * MB);
+		in.wm_high = 1.0;
+		in.z = TIER_SWAP_Z;
+		tier_policy_decide(&in, fast, 2, slow, 1, &out);
+		ok(out.swaps == 1 && slow[0].chosen && !fast[0].chosen && fast[1].chosen,
+		   "an unsure fast block (0.2, one look) passed over, 0.5 gives way to 2.5 (%zu swaps)", out.swaps);
+		mk(fast, 1, 0, fh);
+		mk(slow, 1, 1, shh);
+		fast[0].unsure = true;
+		in = base(2 * MB, 2 * MB);
+		in.wm_high = 1.0;
+		in.z = TIER_SWAP_Z;
+		tier_policy_decide(&in, fast, 1, slow, 1, &out);
+		ok(out.swaps == 0 && !slow[0].chosen, "only an unsure fast block: no swap");
+	}
 	/* a slow block over the cut only by chance does not displace fast
 	 * memory: what it surely is (lo) must clear the cut */
 	{
