@@ -96,11 +96,11 @@ static void create(void)
 	 * command's next read into SIGBUS. */
 	int fd = openat(dir, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	struct stat sb;
-	bool reuse = false;
-	if (fd >= 0 && fstat(fd, &sb) == 0)
+	bool reuse = false, fine = fd >= 0 && fstat(fd, &sb) == 0;
+	if (fine)
 		reuse = sb.st_size == (off_t)TIER_CHAN_FILE_SIZE;
-	if (fd < 0 || fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) || sb.st_uid != geteuid() ||
-	    fchmod(fd, 0600) < 0 || (!reuse && (ftruncate(fd, 0) < 0 || ftruncate(fd, (off_t)TIER_CHAN_FILE_SIZE) < 0))) {
+	if (!fine || !S_ISREG(sb.st_mode) || sb.st_uid != geteuid() || fchmod(fd, 0600) < 0 ||
+	    (!reuse && (ftruncate(fd, 0) < 0 || ftruncate(fd, (off_t)TIER_CHAN_FILE_SIZE) < 0))) {
 		if (tier_settings.verbose)
 			tier_log("control channel off: %s/%s: %s", path, name, strerror(errno));
 		if (fd >= 0)

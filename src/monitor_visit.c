@@ -455,18 +455,21 @@ void tier_mon_visit_due(bool pull)
 	tier_mon.in_due = false;
 }
 
+/* A short window's length, in ns */
+static uint64_t short_target(void) { return (uint64_t)tier_settings.period_ms * 1000000ull / SHORT_DIV; }
+
 uint64_t tier_monitor_short_at(void)
 {
 	if (!tier_mon.nshort)
 		return 0;
-	return tier_mon.shorts[0].armed_ns + (uint64_t)tier_settings.period_ms * 1000000ull / SHORT_DIV;
+	return tier_mon.shorts[0].armed_ns + short_target();
 }
 
 void tier_monitor_short_measure(void)
 {
 	uint64_t t0 = tier_clock_ns(CLOCK_THREAD_CPUTIME_ID), now = tier_clock_ns(CLOCK_MONOTONIC);
 	double period_ns = (double)tier_settings.period_ms * 1e6;
-	uint64_t target = (uint64_t)tier_settings.period_ms * 1000000ull / SHORT_DIV;
+	uint64_t target = short_target();
 	tier_mon.fault_ns = 0; /* the period's own was counted already */
 	rcu_read_lock();
 	uint32_t keep = 0;
