@@ -767,8 +767,7 @@ void tier_monitor_candidates(struct tier_cand *fast, size_t fcap, size_t *nfast,
 					      .se = heat_se(blk),
 					      .lo = heat_lo(blk),
 					      .tier = (uint8_t)t,
-					      .unsure = t == 0 && (blk->flags & TIER_BF_PULLED) &&
-							(blk->looks < 2 || (blk->flags & TIER_BF_BOUND))};
+					      .unsure = t == 0 && (blk->flags & TIER_BF_BOUND)};
 			if (t == 0 && nf < fcap)
 				fast[nf++] = c;
 			else if (t > 0 && ns < scap)

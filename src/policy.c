@@ -129,10 +129,8 @@ void tier_policy_decide(const struct tier_policy_in *in, struct tier_cand *fast,
 				break;
 			/* a fast block gives way on what it surely is: uniform
 			 * GUPS's fast blocks, looked at over windows of 2-3
-			 * periods, came back all written (at least 1.2) or
-			 * restarted on one look that missed a page of 8 (the 5%
-			 * tail, among 30 of them every round), and read 1-1.7
-			 * where the slow ones read 2.5 and more; each was
+			 * periods, came back all written (at least 1.2) and read
+			 * 1-1.7 where the slow ones read 2.5 and more; each was
 			 * displaced on that difference */
 			if (fast[g].unsure || !significant(in, hot, &fast[g]))
 				continue;

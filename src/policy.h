@@ -16,8 +16,8 @@ struct tier_cand {
 	float lo;           /* how hot it surely is (a lower confidence bound of heat) */
 	uint8_t tier;       /* where it is now (0 = fast) */
 	uint8_t part;       /* TIER_PART_*: a whole block, or pages of a split block */
-	bool unsure;        /* fast, and how cold it is not known yet: its last look found every page
-	                     * written ("at least"), or one look since it last changed */
+	bool unsure;        /* fast, and how cold it is not known: its last look found every page
+	                     * written, so its heat is only "at least" */
 	bool chosen;        /* output: move it (to 0 if tier > 0, else to 1) */
 	float thr;          /* a part: the page heat that chose its pages */
 };

@@ -183,8 +183,8 @@ int main(void)
 		ok(out.swaps == 1 && slow[0].chosen && !fast[0].chosen && fast[1].chosen,
 		   "a 6-page block with se 3 first in line: passed over, the next one gives way (%zu swaps)", out.swaps);
 	}
-	/* a fast block not known to be cold (one look since it changed, or
-	 * every page written: "at least") does not give way; the next does */
+	/* a fast block not known to be cold (every page written: "at
+	 * least") does not give way; the next does */
 	{
 		float fh[2] = {0.2f, 0.5f}, shh[1] = {2.5f};
 		mk(fast, 2, 0, fh);
@@ -198,7 +198,7 @@ int main(void)
 		in.z = TIER_SWAP_Z;
 		tier_policy_decide(&in, fast, 2, slow, 1, &out);
 		ok(out.swaps == 1 && slow[0].chosen && !fast[0].chosen && fast[1].chosen,
-		   "an unsure fast block (0.2, one look) passed over, 0.5 gives way to 2.5 (%zu swaps)", out.swaps);
+		   "an unsure fast block (0.2, all written) passed over, 0.5 gives way to 2.5 (%zu swaps)", out.swaps);
 		mk(fast, 1, 0, fh);
 		mk(slow, 1, 1, shh);
 		fast[0].unsure = true;
