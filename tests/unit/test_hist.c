@@ -14,7 +14,7 @@ static float look_lo(float f, uint32_t n, float w, float k)
 {
 	float fc = f > 0.95f ? 0.95f : f;
 	float v = tier_heat_rate_var(f, n, w);
-	return f > 0 ? tier_heat_rate_lo(-log1pf(-fc) / w, k / v) : tier_heat_rate_lo(0, k / v);
+	return tier_heat_rate_lo(-log1pf(-fc) / w, k / v);
 }
 
 int main(void)
