@@ -269,6 +269,12 @@ int main(int argc, char **argv)
 	uint64_t seed = 88172645463325252ull;
 	pick_hot(&seed, NULL, 0);
 	phase(name, 1, a, w, &seed);
+	/* which sources ran (the test asserts read-only detection only where
+	 * one of them sees reads) */
+	const char *src = NULL;
+	size_t sl = sizeof(src);
+	if (tctl && tctl("tier.heat.sources", &src, &sl, NULL, 0) == 0 && src)
+		fprintf(stderr, "scale: heat sources: %s\n", src);
 	/* the shift: a new hot set, none of it in the old one */
 	long *old = malloc((size_t)nhot * sizeof(*old));
 	memcpy(old, hot, (size_t)nhot * sizeof(*old));

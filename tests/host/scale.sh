@@ -24,13 +24,21 @@ ok $? "tiermalloc's runs report their metadata"
 bg=$(awk -F, 'NR > 1 && $5 == "tiermalloc" && $4 != "unpaced" {printf "%s%.2f%%", s, 100 * $9; s = " "}' "$tmp/scale.csv")
 awk -F, 'NR > 1 && $5 == "tiermalloc" && $4 != "unpaced" { n++; if ($9 > 0.03) bad++ } END { exit !(n == 8 && bad == 0) }' "$tmp/scale.csv"
 ok $? "the default budget (bg_cpu 1%) holds: background share of every paced run at most 3% ($bg)"
-# detection at the default is printed, not asserted here: the written
-# hot set of the first phase was found at 64 MiB in 3 of 3 runs (0.21 s)
-# but at 256 MiB in 2 of 3 (0.57 s, 0.26 s, never; 2026-12-05, sixth
-# session), which is the engine's default to fix (issue 19), not this
-# test's budget to raise
-det=$(awk -F, 'NR > 1 && $5 == "tiermalloc" && $4 != "unpaced" {printf "%s%s", s, $7; s = " "}' "$tmp/scale.csv")
-diag "detection s of the paced runs (-1: never): $det"
+# detection at the default: the written hot set of each paced phase is
+# found within 2 s (0.10-0.31 s in 24 of 24 phases at 64 and 256 MiB,
+# 2026-12-06, tenth session; never at 256 MiB in 1 of 3 runs of the sixth
+# session, before the engine of issue 19).  The read-only set is found only
+# where a source sees reads (perf, or DAMON when no other kdamond runs):
+# where one runs, it is held to the same.
+det=$(awk -F, 'NR > 1 && $5 == "tiermalloc" && $4 != "unpaced" {printf "%s%s:%s", s, $4, $7; s = " "}' "$tmp/scale.csv")
+awk -F, 'NR > 1 && $5 == "tiermalloc" && $4 == "written" { n++; if ($7 < 0 || $7 > 2) bad++ } END { exit !(n == 4 && bad == 0) }' "$tmp/scale.csv"
+ok $? "the default finds the written hot set of every paced phase within 2 s ($det)"
+if grep '^scale: heat sources:' "$tmp/err" | sed 's/;.*//' | grep -Eq '(perf|damon)[^;]* running'; then
+	awk -F, 'NR > 1 && $5 == "tiermalloc" && $4 == "read-only" { n++; if ($7 < 0 || $7 > 2) bad++ } END { exit !(n == 4 && bad == 0) }' "$tmp/scale.csv"
+	ok $? "a source sees reads here: the read-only hot set of every paced phase is found within 2 s"
+else
+	diag "no source sees reads on this host (no PMU; DAMON is not ours): read-only detection not asserted"
+fi
 grep -q '^footprint *| touched' "$tmp/table" && [ "$(grep -c ' MiB *|' "$tmp/table")" -eq 2 ]
 ok $? "the table has a row per footprint"
 if command -v gnuplot >/dev/null; then
