@@ -274,7 +274,11 @@ uint32_t tier_migrate_pages(struct tier_mapping *m, uint32_t b, const uint16_t *
 	}
 	atomic_fetch_add_explicit(&m->blocks[b].moves, 1, memory_order_relaxed);
 	uint32_t moved = 0;
+#ifdef TIER_MUTATE_NOMOVE /* test-only mutant (tests/README.md): the split block's pages stay */
+	if (((void)nodes, (void)pages, 0))
+#else
 	if (move_pages(0, n, pages, nodes, status, MPOL_MF_MOVE) >= 0)
+#endif
 		for (uint32_t i = 0; i < n; i++)
 			if (status[i] == node)
 				moved_idx[moved++] = idx[i];

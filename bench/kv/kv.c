@@ -217,6 +217,55 @@ static int oracle(long fast_mib, bool blocks)
 	return rc < 0 ? -1 : 0;
 }
 
+static int by_addr(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t)*(void *const *)a, y = (uintptr_t)*(void *const *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* MiB of pages on node 0 out of v[0..np) (sorted, may repeat) */
+static double fast_mib_of(void **v, long np)
+{
+	long k = 0;
+	for (long i = 0; i < np; i++)
+		if (!k || v[i] != v[k - 1])
+			v[k++] = v[i];
+	long fast = 0;
+	int st[4096];
+	for (long off = 0; off < k; off += 4096) {
+		long c = k - off < 4096 ? k - off : 4096;
+		if (move_pages(0, (unsigned long)c, v + off, NULL, st, 0))
+			return -1;
+		for (long i = 0; i < c; i++)
+			fast += st[i] == 0;
+	}
+	return (double)fast * (double)PG / 1048576.0;
+}
+
+/* Where the fast tier went, at the end: the items' pages and the
+ * program's own arrays (which the oracle leaves out). */
+static void where_fast(const char *name)
+{
+	void **v = malloc((size_t)n * sizeof(*v));
+	if (!v)
+		return;
+	for (long k = 0; k < n; k++)
+		v[k] = page_of(idx[k]);
+	qsort(v, (size_t)n, sizeof(*v), by_addr);
+	double items = fast_mib_of(v, n);
+	double arr[3];
+	const void *a[3] = {cdf, prob, idx};
+	long np = (long)((size_t)n * 8 / PG);
+	for (int j = 0; j < 3; j++) {
+		for (long i = 0; i < np; i++)
+			v[i] = (char *)page_of(a[j]) + i * PG;
+		arr[j] = fast_mib_of(v, np);
+	}
+	fprintf(stderr, "fast %s items_mib=%.1f cdf_mib=%.1f prob_mib=%.1f idx_mib=%.1f\n", name, items, arr[0], arr[1],
+		arr[2]);
+	free(v);
+}
+
 int main(int argc, char **argv)
 {
 	long fmib = 256, oracle_fast = 0;
@@ -334,6 +383,7 @@ int main(int argc, char **argv)
 			break;
 		}
 	}
+	where_fast(name);
 	fprintf(stderr, "summary %s steady_hit=%.4f reaction_s=%s%.2f other_cpu=%.4f\n", name,
 		steady_n ? steady_sum / steady_n : 0, reaction < 0 ? ">" : "",
 		reaction < 0 ? bsecs : reaction, bench_cpu_other(&cpu));
