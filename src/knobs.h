@@ -31,6 +31,7 @@ struct tier_settings {
 	tier_nodemask_t slow_nodes;
 	unsigned stats_print;           /* 0 off, 1 text, 2 JSON */
 	bool verbose;
+	bool trace;                     /* log the policy's moves */
 	/* background tiering */
 	unsigned period_ms;
 	unsigned heat_half_life_ms;

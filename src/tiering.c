@@ -289,6 +289,27 @@ static bool detect(const struct tier_policy_out *out, float hit, float best)
 	return moves || fell || probes || churn;
 }
 
+/* The trace knob: the round's chosen moves, a line each, with what they
+ * were judged on (the per-round view that the decisions' statistics hide:
+ * which blocks moved, read how hot, and how sure). */
+static void trace(uint32_t period, const struct tier_thresholds *th, const struct tier_cand *up, size_t nup,
+		  const struct tier_cand *down, size_t ndown)
+{
+	const struct tier_cand *v[2] = {up, down};
+	size_t n[2] = {nup, ndown};
+	for (int k = 0; k < 2; k++)
+		for (size_t i = 0; i < n[k]; i++) {
+			const struct tier_cand *c = &v[k][i];
+			if (!c->chosen)
+				continue;
+			uintptr_t a = tier_block_addr(c->ref, c->block);
+			tier_log("trace period %u: %s %#lx heat %.3f lo %.3f se %.3f%s, %u KiB%s; cut %.3f", period,
+				 k ? "demote" : "promote", (unsigned long)a, (double)c->heat, (double)c->lo, (double)c->se,
+				 c->part == TIER_PART_WHOLE ? "" : " (pages of a split block)", c->bytes >> 10,
+				 c->unsure ? ", unsure" : "", (double)th->cut);
+		}
+}
+
 size_t tier_balance(uint32_t period)
 {
 	const struct tier_settings *s = &tier_settings;
@@ -343,6 +364,8 @@ size_t tier_balance(uint32_t period)
 	};
 	struct tier_policy_out out;
 	tier_policy_decide(&in, cand_fast, nfast, cand_slow, nslow, &out);
+	if (s->trace)
+		trace(period, &th, cand_slow, nslow, cand_fast, nfast);
 	size_t moved = apply(cand_fast, nfast); /* demotions first: they make room */
 	moved += apply(cand_slow, nslow);
 	rcu_read_unlock();

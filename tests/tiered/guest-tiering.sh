@@ -79,7 +79,7 @@ ok $? "heat_sources:damon at bg_cpu 20%: the background cost includes kdamond's 
 # Up to 30 s a phase: make -j2 check runs host suites beside this VM; with
 # a busy core beside it the second phase took 0.6-6.4 s in 9 runs of 10 and
 # past 15 s in one (CI failed on that at -t 15).
-TIERMALLOC_CONF=fast_limit:48M,stats_print:true,$BUDGET pre $B/hotset -s -t 30 -c 4 256 32 >"$tmp/shift" 2>"$tmp/shift.stats"
+TIERMALLOC_CONF=fast_limit:48M,stats_print:true,trace:true,$BUDGET pre $B/hotset -s -t 30 -c 4 256 32 >"$tmp/shift" 2>"$tmp/shift.stats"
 r=$?
 p1=$(sed -n 's/^phase 1 reached .* after \(.*\) s$/\1/p' "$tmp/shift")
 p2=$(sed -n 's/^phase 2 reached .* after \(.*\) s$/\1/p' "$tmp/shift")
@@ -93,6 +93,13 @@ set -- $pro
 [ "${1:-0}" -gt 0 ] && [ "${2:-0}" -gt 0 ] && grep -q '^heat: sources ' "$tmp/shift.stats"
 ok $? "stats show promotions (${1:-0} B), demotions (${2:-0} B) and the sources"
 grep -E '^(heat|migration|background|monitor|hot set)' "$tmp/shift.stats" | sed 's/^/# /'
+# trace:true logs each of the policy's moves with what it was judged on
+re='^tiermalloc: trace period [0-9]+: (promote|demote) 0x[0-9a-f]+ heat [0-9.]+ lo -?[0-9.]+ se [0-9.]+'
+tp=$(grep -cE "$re" "$tmp/shift.stats" | head -n 1)
+tu=$(grep -E "$re" "$tmp/shift.stats" | grep -c ' promote ')
+bad=$(grep '^tiermalloc: trace' "$tmp/shift.stats" | grep -cvE "$re")
+[ "$tu" -gt 0 ] && [ "$((tp - tu))" -gt 0 ] && [ "$bad" -eq 0 ]
+ok $? "trace:true logs the policy's moves ($tu promotions, $((tp - tu)) demotions, $bad malformed lines)"
 
 # --- data integrity: 30 s of forced migration under checksummed writers ------
 TIERMALLOC_CONF=fast_limit:256M,migrate:false $B/integrity 30 128 2 >"$tmp/int"
