@@ -442,14 +442,20 @@ void tier_mon_fold(struct tier_mapping *m, uint32_t b, bool pulled, bool sweep)
 	float heat = 0;
 	bool seen = false;
 	int surprise = 0; /* the pull source's measurement: tier_heat_surprise */
+	unsigned run = tier_heat_running();
 	for (int i = 0; i < TIER_SRC_COUNT; i++) {
 		bool pull = i == TIER_SRC_PAGEMAP;
+		if (!pull && !(run >> i & 1)) {
+			/* a push source shed or stopped: what it said is stale */
+			blk->rate[i] = 0;
+			continue;
+		}
 		if (pull ? !pulled : !push) {
 			/* folded already this period (a push report queued it):
 			 * a sweep visit still samples the source's rate for the
 			 * floors, or a source that reports every block (DAMON)
 			 * would never be sampled there */
-			if (sweep && !pull && (tier_heat_running() >> i & 1))
+			if (sweep && !pull && (run >> i & 1))
 				tier_rate_hist_add(&tier_mon.rates[i], blk->rate[i], pages);
 			goto sum;
 		}
