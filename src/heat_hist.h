@@ -95,17 +95,24 @@ int tier_heat_surprise(int n, float rate, float w, float seen);
  * rate was read with). */
 float tier_heat_rate_var(float f, uint32_t n, float w);
 /* A lower confidence bound (one-sided, TIER_RATE_LO_Z: 95%) of a rate
- * measured by looks whose information (the sum of 1 / tier_heat_rate_var
- * over the looks, decayed like the rate) is info.  The variance is
- * symmetric and wrong at the ends of the binomial (all 8 pages of a slice
- * written in a sixteenth of a period read 48 +- 25 where the count cannot
- * tell 48 from 20; 5 of 8 read 5.4 +- 2.5 where 2.3 fits): the bound is
- * Wilson's on the share that as many pages, looked at over the window
- * where a look tells the most, would show.  Unlike a per-look bound
- * averaged, it tightens as looks agree. */
+ * measured by looks worth `pages` pages in all.  A look is worth the pages
+ * that, looked at over the window where a look tells the most, would
+ * measure its rate as closely as it did (tier_heat_look_pages: its rate
+ * and its variance, tier_heat_rate_var); looks' pages add up, decayed like
+ * the rate.  The variance is symmetric and wrong at the ends of the
+ * binomial (all 8 pages of a slice written in a sixteenth of a period read
+ * 48 +- 25 where the count cannot tell 48 from 20; 5 of 8 read 5.4 +- 2.5
+ * where 2.3 fits): the bound is Wilson's on the share that as many pages
+ * would show over that window.  Unlike a per-look bound averaged, it
+ * tightens as looks agree.  Summed as pages, not as 1 / variance: a
+ * variance is in the units of its look's rate, and the information of
+ * many looks at 0.05 read at a rate risen to 1 (one look all written,
+ * averaged in) made a bound of 0.79 for 0.91 where the looks vouch for
+ * 0.36; slow blocks were promoted on such bounds and read 0.1 once fast. */
 #define TIER_RATE_LO_Z 1.645f
 #define TIER_RATE_LO_X 1.5936f /* rate x window where a look tells the most */
-float tier_heat_rate_lo(float rate, float info);
+float tier_heat_look_pages(float rate, float var);
+float tier_heat_rate_lo(float rate, float pages);
 /* P(X <= k) for X ~ Binomial(n, p). */
 double tier_binom_cdf(int n, double p, int k);
 

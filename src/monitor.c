@@ -517,7 +517,7 @@ void tier_mon_fold(struct tier_mapping *m, uint32_t b, bool pulled, bool sweep)
 			 * again from what was found (averaged in, a block gone
 			 * cold stayed hot for seconds) */
 			float rv = tier_heat_rate_var(f, n, w);
-			float ri = rv > 0 ? 1.0f / rv : 0;
+			float ri = tier_heat_look_pages(r, rv);
 			if (!(blk->flags & TIER_BF_PULLED) || surprise < 0 || (surprise > 0 && r > blk->rate[i])) {
 				blk->rate[i] = r;
 				blk->hsvar = rv;

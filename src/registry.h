@@ -50,8 +50,8 @@ struct tier_block {
 	uint8_t looks;             /* pull-source measurements behind its rate since it last
 				    * started again (first look, or a change): monitor.c */
 	float rate[5];             /* per source: moving average of accesses per page per period */
-	float rinfo;               /* the pull source's rate: its information, 1 / variance summed
-				    * over its looks, decayed like the rate (tier_heat_rate_lo) */
+	float rinfo;               /* the pull source's rate: what its looks are worth, in pages
+				    * summed, decayed like the rate (tier_heat_rate_lo) */
 	uint32_t fold_period;      /* period of the last fold into heat */
 	uint32_t pull_period;      /* period the armed slice was last armed or measured */
 	uint32_t seen_slot;        /* advisor: time slot counting this block as seen (0: none) */

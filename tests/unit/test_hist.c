@@ -14,7 +14,8 @@ static float look_lo(float f, uint32_t n, float w, float k)
 {
 	float fc = f > 0.95f ? 0.95f : f;
 	float v = tier_heat_rate_var(f, n, w);
-	return tier_heat_rate_lo(-log1pf(-fc) / w, k / v);
+	float r = -log1pf(-fc) / w;
+	return tier_heat_rate_lo(r, k * tier_heat_look_pages(r, v));
 }
 
 int main(void)
@@ -244,6 +245,18 @@ int main(void)
 		   "half written: a whole block surely %.3f of %.3f, a slice of 8 pages only %.3f", whole, -log1pf(-0.5f),
 		   slice);
 		ok(tier_heat_rate_lo(1, 0) == 0 && tier_heat_rate_lo(0, 10) == 0, "nothing measured: nothing vouched for");
+		/* ten looks at 0.05 (8-page slices, a period each), then one all
+		 * written averaged in: the pooled pages are those looks', not
+		 * their information read at the new rate */
+		float r0 = -log1pf(-0.049f), pages = 0, rate = r0, d = 0.707f;
+		for (int k = 0; k < 10; k++)
+			pages = pages * d + tier_heat_look_pages(r0, tier_heat_rate_var(0.049f, 8, 1));
+		float r1 = -log1pf(-0.95f);
+		rate = rate * d + r1 * (1 - d);
+		pages = pages * d + tier_heat_look_pages(r1, tier_heat_rate_var(1.0f, 8, 1));
+		float lo = tier_heat_rate_lo(rate, pages);
+		ok(lo > 0 && lo < 0.5f * rate, "a rate risen on one look all written (%.2f): bound %.2f, not near it", rate,
+		   lo);
 	}
 	return done();
 }
