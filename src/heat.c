@@ -469,12 +469,6 @@ static void coarse_publish(int src)
 
 float tier_heat_coarse_rate(int src, uintptr_t addr)
 {
-	/* a source shed or stopped collects no more: its last regions are
-	 * stale, and read on they kept its old rates on every block they
-	 * covered for good (KV at the default, DAMON shed after 5-11 s: ten
-	 * slow blocks at once promoted on DAMON's 1.0 a minute later) */
-	if (!running(src))
-		return 0.0f;
 	const struct coarse *v = coarse_tab[src][coarse_cur[src]];
 	uint32_t lo = 0, hi = coarse_n[src][coarse_cur[src]];
 	while (lo < hi) { /* the last region starting at or below addr */

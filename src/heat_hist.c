@@ -208,11 +208,10 @@ float tier_heat_rate_var(float f, uint32_t n, float w)
 /* The rate x window where a look tells the most, and what one page looked
  * at over it tells: a rate read from n such pages has variance
  * rate^2 * LO_K / n. */
-#define LO_X TIER_RATE_LO_X
 static float lo_k(void)
 {
-	const float q = expf(-LO_X);
-	return LO_X * LO_X * q / (1 - q);
+	const float x = TIER_RATE_LO_X, q = expf(-x);
+	return x * x * q / (1 - q);
 }
 
 float tier_heat_look_pages(float rate, float var)
@@ -228,10 +227,10 @@ float tier_heat_rate_lo(float rate, float pages)
 		return 0;
 	/* Wilson's bound on the share that as many pages would show over
 	 * the most telling window */
-	const float q = expf(-LO_X), f = 1 - q, n = pages;
+	const float x = TIER_RATE_LO_X, q = expf(-x), f = 1 - q, n = pages;
 	float z2n = TIER_RATE_LO_Z * TIER_RATE_LO_Z / n;
 	float p = (f + z2n / 2 - TIER_RATE_LO_Z * sqrtf(f * q / n + z2n / (4 * n))) / (1 + z2n);
-	return p > 0 ? rate * -log1pf(-p) / LO_X : 0;
+	return p > 0 ? rate * -log1pf(-p) / x : 0;
 }
 
 float tier_heat_noise_step(float var, float prev, float dh, float weight)

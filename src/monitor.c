@@ -446,7 +446,11 @@ void tier_mon_fold(struct tier_mapping *m, uint32_t b, bool pulled, bool sweep)
 	for (int i = 0; i < TIER_SRC_COUNT; i++) {
 		bool pull = i == TIER_SRC_PAGEMAP;
 		if (!pull && !(run >> i & 1)) {
-			/* a push source shed or stopped: what it said is stale */
+			/* a push source shed or stopped: what it said is stale
+			 * (its last coarse regions stay published: read on, they
+			 * kept its old rate on every block they covered; on KV at
+			 * the default, DAMON shed after 5-11 s, ten slow blocks
+			 * at once were promoted on its 1.0 seconds later) */
 			blk->rate[i] = 0;
 			continue;
 		}

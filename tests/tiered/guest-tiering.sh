@@ -95,7 +95,7 @@ ok $? "stats show promotions (${1:-0} B), demotions (${2:-0} B) and the sources"
 grep -E '^(heat|migration|background|monitor|hot set)' "$tmp/shift.stats" | sed 's/^/# /'
 # trace:true logs each of the policy's moves with what it was judged on
 re='^tiermalloc: trace period [0-9]+: (promote|demote) 0x[0-9a-f]+ heat [0-9.]+ lo -?[0-9.]+ se [0-9.]+'
-tp=$(grep -cE "$re" "$tmp/shift.stats" | head -n 1)
+tp=$(grep -cE "$re" "$tmp/shift.stats")
 tu=$(grep -E "$re" "$tmp/shift.stats" | grep -c ' promote ')
 bad=$(grep '^tiermalloc: trace' "$tmp/shift.stats" | grep -cvE "$re")
 [ "$tu" -gt 0 ] && [ "$((tp - tu))" -gt 0 ] && [ "$bad" -eq 0 ]
