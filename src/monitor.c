@@ -410,7 +410,7 @@ static void reset(struct tier_block *blk)
 		atomic_store_explicit(&blk->samples[i], 0, memory_order_relaxed);
 	}
 	blk->fold_period = 0;
-	blk->flags &= (uint8_t)~(TIER_BF_PULLED | TIER_BF_BOUND);
+	blk->flags &= (uint8_t)~(TIER_BF_PULLED | TIER_BF_BOUND | TIER_BF_RETEST);
 }
 
 /* Fold what the sources saw of block b into its heat.  pulled: a pull
@@ -678,7 +678,18 @@ void tier_monitor_moved(struct tier_mapping *m, uint32_t b, int from, int to)
 		hist_set(blk, to, blk->hist_bucket, blk->hist_pages);
 	if (blk->flags & TIER_BF_COLD)
 		list_del(tier_mon.cold, &tier_mon.ncold, blk, TIER_BF_COLD);
+	blk->flags &= (uint8_t)~TIER_BF_RETEST;
 	watch(m, b);
+}
+
+void tier_monitor_retest(struct tier_mapping *m, uint32_t b)
+{
+	struct tier_block *blk = &m->blocks[b];
+	/* the next look starts its estimate afresh (looks 1, its own
+	 * information): what picked the block does not judge it */
+	blk->flags = (uint8_t)((blk->flags | TIER_BF_RETEST) & ~TIER_BF_PULLED);
+	watch(m, b);
+	tier_mon_rearm(m, b);
 }
 
 /* A block's heat is as uncertain as its fold-to-fold noise and the few
@@ -727,6 +738,9 @@ static void parts(struct tier_mapping *m, uint32_t b, struct tier_ph *e, int hom
 						   .thr = t_cold};
 }
 
+/* Looks after a retest pick that may judge the block (tier_monitor_retest). */
+#define RETEST_LOOKS 4
+
 void tier_monitor_candidates(struct tier_cand *fast, size_t fcap, size_t *nfast, struct tier_cand *slow,
                              size_t scap, size_t *nslow, uint32_t period, uint32_t settle, float t_hot,
                              float t_cold)
@@ -763,8 +777,18 @@ void tier_monitor_candidates(struct tier_cand *fast, size_t fcap, size_t *nfast,
 			 * on uniform GUPS one 8-page slice reading high (by chance,
 			 * a binomial draw, and taken as a change) was behind most
 			 * moves, each undone once the next look read it typical */
-			if (t > 0 && (blk->flags & TIER_BF_PULLED) && blk->looks < 2)
+			if (t > 0 && (blk->flags & TIER_BF_PULLED) && blk->looks < 2 && !(blk->flags & TIER_BF_RETEST))
 				continue;
+			/* picked for a swap, restarted: wait for the look after.
+			 * Judged on the looks after the pick while they are few;
+			 * past RETEST_LOOKS without a move it is picked anew (each
+			 * judgement on the same fresh looks is another draw) */
+			if (t > 0 && (blk->flags & TIER_BF_RETEST)) {
+				if (!(blk->flags & TIER_BF_PULLED))
+					continue;
+				if (blk->looks > RETEST_LOOKS)
+					blk->flags &= (uint8_t)~TIER_BF_RETEST;
+			}
 			struct tier_cand c = {.ref = m,
 					      .block = v[i].b,
 					      .bytes = (st & TIER_BS_PAGES) << TIER_PAGE_SHIFT,
@@ -772,7 +796,9 @@ void tier_monitor_candidates(struct tier_cand *fast, size_t fcap, size_t *nfast,
 					      .se = heat_se(blk),
 					      .lo = heat_lo(blk),
 					      .tier = (uint8_t)t,
-					      .unsure = t == 0 && (blk->flags & TIER_BF_BOUND)};
+					      .unsure = (blk->flags & TIER_BF_BOUND) != 0,
+					      .picked_on_own = t > 0 && (blk->flags & (TIER_BF_PULLED | TIER_BF_RETEST)) ==
+									    TIER_BF_PULLED};
 			if (t == 0 && nf < fcap)
 				fast[nf++] = c;
 			else if (t > 0 && ns < scap)

@@ -65,6 +65,9 @@ void tier_monitor_short_measure(void);
 void tier_monitor_set_idle(bool idle);
 /* A block moved (policy or tier.promote/demote): watch it for a while. */
 void tier_monitor_moved(struct tier_mapping *m, uint32_t b, int from, int to);
+/* The policy would swap slow block b in on the estimate that ranked it
+ * first: restart its estimate, to be judged on the looks after this. */
+void tier_monitor_retest(struct tier_mapping *m, uint32_t b);
 /* Candidates for the policy: watched blocks and the cold reservoir,
  * movable and not settling (moved within `settle` periods).  Fast ones in
  * fast[], slow ones in slow[]. */

@@ -356,6 +356,21 @@ static void visit(struct tier_mapping *m, uint32_t b, bool pull, bool sweep)
 		arm_slice(m, b, n);
 }
 
+/* A slow block picked for a swap (tier_monitor_retest): its slice armed
+ * afresh now and measured at the next period's start, so that the look
+ * that judges it starts after the pick, and comes at once (left to the
+ * visits, it came 1-1.3 s later on the GUPS shift).  A block armed whole
+ * is measured whole at its next visit. */
+void tier_mon_rearm(struct tier_mapping *m, uint32_t b)
+{
+	struct tier_block *blk = &m->blocks[b];
+	uint32_t n = blk->pull_pages;
+	if (!n || n >= TIER_PAGES_PER_BLOCK)
+		return;
+	refund(blk);
+	arm_slice(m, b, n);
+}
+
 /* What this period's visits cost so far: their CPU and the faults charged. */
 uint64_t tier_mon_spent(void)
 {

@@ -16,9 +16,14 @@ struct tier_cand {
 	float lo;           /* how hot it surely is (a lower confidence bound of heat) */
 	uint8_t tier;       /* where it is now (0 = fast) */
 	uint8_t part;       /* TIER_PART_*: a whole block, or pages of a split block */
-	bool unsure;        /* fast, and how cold it is not known: its last look found every page
-	                     * written, so its heat is only "at least" */
+	bool unsure;        /* its last look found every page written, so its heat is only "at
+	                     * least": fast, how cold it is is not known; slow, its se (the
+	                     * spread of such reads) means nothing, its lo still holds */
+	bool picked_on_own; /* slow: its heat is the estimate that ranks it first, so it is picked
+	                     * on its luck as much as its heat (the hottest of a hundred noisy
+	                     * estimates): a swap waits for a look made after the pick */
 	bool chosen;        /* output: move it (to 0 if tier > 0, else to 1) */
+	bool retest;        /* output: it would have displaced fast memory; look again first */
 	float thr;          /* a part: the page heat that chose its pages */
 };
 /* Parts of split blocks: its pages elsewhere at least thr hot (up), its
@@ -40,7 +45,7 @@ struct tier_policy_in {
 };
 
 struct tier_policy_out {
-	size_t promote_bytes, demote_bytes, promote_blocks, demote_blocks, swaps;
+	size_t promote_bytes, demote_bytes, promote_blocks, demote_blocks, swaps, retests;
 	size_t fast_after;
 };
 
@@ -63,7 +68,8 @@ struct tier_policy_out {
  *     fast blocks until it fits, but only blocks it is hotter than by the
  *     hysteresis factor (or by wide_margin) and by at least swap_gap, and
  *     only for slow blocks at least swap_min hot; stop at the first block
- *     that cannot fit.
+ *     that cannot fit.  A slow block picked_on_own is not moved: it is marked
+ *     retest (the caller looks again, and moves it on what that look says).
  * Each direction stays within its byte budget.  Sorts both arrays (fast:
  * coldest first; slow: hottest first) and marks the chosen candidates. */
 void tier_policy_decide(const struct tier_policy_in *in, struct tier_cand *fast, size_t nfast,

@@ -176,6 +176,15 @@ static void split_upkeep(void)
 	tier_ph_state_count();
 }
 
+/* Slow blocks the policy would have swapped in on the looks that ranked
+ * them first look again before they move. */
+static void retests(const struct tier_cand *slow, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (slow[i].retest && slow[i].part == TIER_PART_WHOLE)
+			tier_monitor_retest(slow[i].ref, slow[i].block);
+}
+
 static size_t move(struct tier_cand *c)
 {
 	struct tier_mapping *m = c->ref;
@@ -300,11 +309,11 @@ static void trace(uint32_t period, const struct tier_thresholds *th, const struc
 	for (int k = 0; k < 2; k++)
 		for (size_t i = 0; i < n[k]; i++) {
 			const struct tier_cand *c = &v[k][i];
-			if (!c->chosen)
+			if (!c->chosen && !c->retest)
 				continue;
 			uintptr_t a = tier_block_addr(c->ref, c->block);
 			tier_log("trace period %u: %s %#lx heat %.3f lo %.3f se %.3f%s, %u KiB%s; cut %.3f", period,
-				 k ? "demote" : "promote", (unsigned long)a, (double)c->heat, (double)c->lo, (double)c->se,
+				 c->retest ? "look again at" : k ? "demote" : "promote", (unsigned long)a, (double)c->heat, (double)c->lo, (double)c->se,
 				 c->part == TIER_PART_WHOLE ? "" : " (pages of a split block)", c->bytes >> 10,
 				 c->unsure ? ", unsure" : "", (double)th->cut);
 		}
@@ -366,6 +375,7 @@ size_t tier_balance(uint32_t period)
 	tier_policy_decide(&in, cand_fast, nfast, cand_slow, nslow, &out);
 	if (s->trace)
 		trace(period, &th, cand_slow, nslow, cand_fast, nfast);
+	retests(cand_slow, nslow);
 	size_t moved = apply(cand_fast, nfast); /* demotions first: they make room */
 	moved += apply(cand_slow, nslow);
 	rcu_read_unlock();
@@ -376,6 +386,7 @@ size_t tier_balance(uint32_t period)
 	if (gain)
 		atomic_fetch_add(&tier_balance_stats.gains, 1);
 	atomic_fetch_add(&tier_balance_stats.swaps, out.swaps);
+	atomic_fetch_add(&tier_balance_stats.retests, out.retests);
 	atomic_store(&tier_balance_stats.last_candidates, nfast + nslow);
 	tier_balance_stats.cut = th.cut;
 	tier_balance_stats.swap_min = th.swap_min;

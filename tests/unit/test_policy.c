@@ -228,6 +228,63 @@ int main(void)
 		   "3.0, surely 2.0, over a cut of 2.2 stays; 2.6, surely 2.4, ranked after it, swaps in (%zu swaps)",
 		   out.swaps);
 	}
+	/* a slow block ranked first on its own looks is looked at again
+	 * before it displaces fast memory; the room it would have taken goes
+	 * to the next, and a block judged on later looks swaps in */
+	{
+		float fh[2] = {0.5f, 0.6f}, shh[2] = {8.0f, 6.0f};
+		mk(fast, 2, 0, fh);
+		mk(slow, 2, 1, shh);
+		slow[0].picked_on_own = true;
+		in = base(4 * MB, 4 * MB);
+		in.wm_high = 1.0;
+		in.z = TIER_SWAP_Z;
+		tier_policy_decide(&in, fast, 2, slow, 2, &out);
+		ok(!slow[0].chosen && slow[0].retest && slow[1].chosen && !slow[1].retest && out.retests == 1 &&
+			   out.swaps == 1 && fast[0].chosen && !fast[1].chosen,
+		   "8.0 picked on its own looks: looked at again, 6.0 (judged on later looks) takes the coldest "
+		   "fast block (%zu retests, %zu swaps)", out.retests, out.swaps);
+		mk(fast, 2, 0, fh);
+		mk(slow, 1, 1, shh);
+		slow[0].picked_on_own = true;
+		in = base(4 * MB, 2 * MB); /* room: no swap, no retest */
+		in.wm_high = 1.0;
+		tier_policy_decide(&in, fast, 2, slow, 1, &out);
+		ok(slow[0].chosen && !slow[0].retest && out.retests == 0, "with room it moves at once");
+	}
+	/* a slow block found all written ("at least"): its se is the spread
+	 * of such reads, as large as the rate; its lo clearing the fast
+	 * block's heat by z of that block's errors is the test */
+	{
+		float fh[1] = {0.7f}, shh[1] = {45.0f};
+		for (int unsure = 0; unsure < 2; unsure++) {
+			mk(fast, 1, 0, fh);
+			mk(slow, 1, 1, shh);
+			fast[0].se = 0.2f;
+			slow[0].se = 23.0f;
+			slow[0].lo = 17.0f;
+			slow[0].unsure = unsure;
+			in = base(2 * MB, 2 * MB);
+			in.wm_high = 1.0;
+			in.z = TIER_SWAP_Z;
+			tier_policy_decide(&in, fast, 1, slow, 1, &out);
+			ok(slow[0].chosen == (unsure == 1),
+			   "45 +- 23, surely 17, against 0.7 +- 0.2: %s when %s", slow[0].chosen ? "swaps in" : "stays",
+			   unsure ? "all written (its lo judges)" : "read from some pages (too noisy)");
+		}
+		/* ... but not when its lo does not clear the fast block */
+		mk(fast, 1, 0, fh);
+		mk(slow, 1, 1, shh);
+		fast[0].se = 0.2f;
+		slow[0].se = 23.0f;
+		slow[0].lo = 0.9f;
+		slow[0].unsure = true;
+		in = base(2 * MB, 2 * MB);
+		in.wm_high = 1.0;
+		in.z = TIER_SWAP_Z;
+		tier_policy_decide(&in, fast, 1, slow, 1, &out);
+		ok(!slow[0].chosen, "all written, surely only 0.9: stays");
+	}
 	/* parts of split blocks are candidates like blocks, by their bytes */
 	{
 		float fh[2] = {0.01f, 0.02f}, shh[1] = {2.0f};
