@@ -330,9 +330,17 @@ bool tier_arena_spare_ready(void)
  * class without setting errno; the watched path sets ENOMEM. */
 TIER_STARTUP size_t tier_arena_watch(void)
 {
-	if (hooks_on && oversize && !atomic_load(&huge_hooked))
-		return oversize;
-	return large_slack ? atomic_load_explicit(&large_at, memory_order_relaxed) : PTRDIFF_MAX;
+	size_t w = large_slack ? atomic_load_explicit(&large_at, memory_order_relaxed) : PTRDIFF_MAX;
+	/* until the cache is on, from the size it will check: a thread's
+	 * watch is renewed only here, and one left at the oversize threshold
+	 * when another thread set the cache up sent its 4-8 MiB requests to
+	 * its own arena unchecked until its next oversize one (never, in a
+	 * thread that allocates only those) */
+	if (large_slack && !tier_large_on() && w > TIER_LARGE_FROM)
+		w = TIER_LARGE_FROM;
+	if (hooks_on && oversize && !atomic_load(&huge_hooked) && oversize < w)
+		w = oversize;
+	return w;
 }
 
 TIER_STARTUP bool tier_thread_watch_none(void) { return !hooks_on && !large_slack; }
