@@ -18,9 +18,10 @@ void tier_arena_thread_start(void);
  * arena, creating it if needed. */
 void tier_arena_huge_prepare(void);
 /* The size from which a thread's allocations must pass through
- * tier_thread_enter_slow: the oversize threshold while the huge arena is
- * not hooked, else the threshold with the large-buffer cache on, else
- * PTRDIFF_MAX (past it, the watched path sets errno). */
+ * tier_thread_enter_slow: the lower of the oversize threshold while the
+ * huge arena is not hooked and the large-buffer cache's threshold
+ * (TIER_LARGE_FROM until it is on), else PTRDIFF_MAX (past it, the
+ * watched path sets errno). */
 size_t tier_arena_watch(void);
 /* Before boot's tier_arenas_install: the large-buffer cache's slack in
  * bytes (knob large_cache; 0: off).  Huge allocations then pass through
