@@ -331,8 +331,13 @@ static void visit(struct tier_mapping *m, uint32_t b, bool pull, bool sweep)
 		charge(blk, EXPECT_SLICE);
 		/* all written: a long window says little, a one-period one
 		 * resolves rates up to a few writes per page per period, and a
-		 * block known to be faster than that needs a short one */
-		if (tier_mon.saturated && blk->rate[TIER_SRC_PAGEMAP] >= DENSE_RATE)
+		 * block known to be faster than that needs a short one.  So
+		 * does one that a window of a period or less found all written:
+		 * at least -ln 0.05 = 3 a period, dense whatever its estimate
+		 * says (GUPS's new hot set after a shift, at 40 a period, came
+		 * back all written at every one-period look while its estimate
+		 * crept from 1.3 to the dense 2.5, a look a period: 0.3-0.6 s) */
+		if (tier_mon.saturated && (blk->rate[TIER_SRC_PAGEMAP] >= DENSE_RATE || !long_window))
 			short_add(m, b, armed_ns);
 		else if (tier_mon.saturated && long_window)
 			due_add(m, b);
