@@ -29,6 +29,32 @@ static struct tier_policy_in base(size_t limit, size_t used)
 				       .wide_margin = 100};
 }
 
+/* The fast tier full to its high watermark, swaps judged at TIER_SWAP_Z. */
+static struct tier_policy_in full(size_t bytes)
+{
+	struct tier_policy_in in = base(bytes, bytes);
+	in.wm_high = 1.0;
+	in.z = TIER_SWAP_Z;
+	return in;
+}
+
+/* A slow block at 45 +- 23 (lo given) against a fast one at 0.7 +- 0.2,
+ * the fast tier full: does it swap in? */
+static bool swaps_in_all_written(float lo, bool unsure)
+{
+	float fh[1] = {0.7f}, shh[1] = {45.0f};
+	struct tier_policy_out out;
+	mk(fast, 1, 0, fh);
+	mk(slow, 1, 1, shh);
+	fast[0].se = 0.2f;
+	slow[0].se = 23.0f;
+	slow[0].lo = lo;
+	slow[0].unsure = unsure;
+	struct tier_policy_in in = full(2 * MB);
+	tier_policy_decide(&in, fast, 1, slow, 1, &out);
+	return slow[0].chosen;
+}
+
 int main(void)
 {
 	struct tier_policy_out out;
@@ -236,9 +262,7 @@ int main(void)
 		mk(fast, 2, 0, fh);
 		mk(slow, 2, 1, shh);
 		slow[0].picked_on_own = true;
-		in = base(4 * MB, 4 * MB);
-		in.wm_high = 1.0;
-		in.z = TIER_SWAP_Z;
+		in = full(4 * MB);
 		tier_policy_decide(&in, fast, 2, slow, 2, &out);
 		ok(!slow[0].chosen && slow[0].retest && slow[1].chosen && !slow[1].retest && out.retests == 1 &&
 			   out.swaps == 1 && fast[0].chosen && !fast[1].chosen,
@@ -256,34 +280,10 @@ int main(void)
 	 * of such reads, as large as the rate; its lo clearing the fast
 	 * block's heat by z of that block's errors is the test */
 	{
-		float fh[1] = {0.7f}, shh[1] = {45.0f};
-		for (int unsure = 0; unsure < 2; unsure++) {
-			mk(fast, 1, 0, fh);
-			mk(slow, 1, 1, shh);
-			fast[0].se = 0.2f;
-			slow[0].se = 23.0f;
-			slow[0].lo = 17.0f;
-			slow[0].unsure = unsure;
-			in = base(2 * MB, 2 * MB);
-			in.wm_high = 1.0;
-			in.z = TIER_SWAP_Z;
-			tier_policy_decide(&in, fast, 1, slow, 1, &out);
-			ok(slow[0].chosen == (unsure == 1),
-			   "45 +- 23, surely 17, against 0.7 +- 0.2: %s when %s", slow[0].chosen ? "swaps in" : "stays",
-			   unsure ? "all written (its lo judges)" : "read from some pages (too noisy)");
-		}
-		/* ... but not when its lo does not clear the fast block */
-		mk(fast, 1, 0, fh);
-		mk(slow, 1, 1, shh);
-		fast[0].se = 0.2f;
-		slow[0].se = 23.0f;
-		slow[0].lo = 0.9f;
-		slow[0].unsure = true;
-		in = base(2 * MB, 2 * MB);
-		in.wm_high = 1.0;
-		in.z = TIER_SWAP_Z;
-		tier_policy_decide(&in, fast, 1, slow, 1, &out);
-		ok(!slow[0].chosen, "all written, surely only 0.9: stays");
+		ok(!swaps_in_all_written(17.0f, false),
+		   "45 +- 23, surely 17, against 0.7 +- 0.2, read from some pages (too noisy): stays");
+		ok(swaps_in_all_written(17.0f, true), "... found all written (its lo judges): swaps in");
+		ok(!swaps_in_all_written(0.9f, true), "... all written, but surely only 0.9: stays");
 	}
 	/* parts of split blocks are candidates like blocks, by their bytes */
 	{
