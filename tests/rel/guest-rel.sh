@@ -27,7 +27,22 @@ moved_total=0
 mig() { awk '/^pgmigrate_success/ {print $2}' /proc/vmstat; }
 mark() { m0=$(mig); }
 moved() { echo $(($(mig) - m0)); }
-# same NAME CMD...: CMD's stdout without and with the preload (AGG)
+TM=$top_builddir/tools/tiermalloc
+# churn PID: from outside, through its control channel, the fast tier of
+# PID cut to 4 MiB and given back its 8 MiB, every 0.2 s while it runs.
+# The engine no longer swaps blocks of near-equal heat (a swap waits for a
+# second look), which is what moved these programs' pages before: a cut
+# forces demotions and the room given back promotions, whatever the heat.
+churn() {
+	while kill -0 "$1" 2>/dev/null; do
+		"$TM" ctl "$1" tier.fast_limit=4M >/dev/null 2>&1
+		sleep 0.2
+		"$TM" ctl "$1" tier.fast_limit=8M >/dev/null 2>&1
+		sleep 0.2
+	done
+}
+# same NAME CMD...: CMD's stdout without and with the preload (AGG); with
+# MOVE=1, churned while it runs
 same() {
 	t0=$(date +%s)
 	name=$1
@@ -35,8 +50,16 @@ same() {
 	"$@" >"$tmp/$name.plain" 2>/dev/null
 	rc1=$?
 	mark
-	TIERMALLOC_CONF=${CONF:-$AGG} pre "$@" >"$tmp/$name.pre" 2>"$tmp/$name.err"
+	TIERMALLOC_CONF=${CONF:-$AGG} LD_PRELOAD=$TIERMALLOC_LIB "$@" >"$tmp/$name.pre" 2>"$tmp/$name.err" </dev/null &
+	pid=$!
+	cpid=
+	if [ "${MOVE:-0}" = 1 ]; then
+		churn $pid &
+		cpid=$!
+	fi
+	wait $pid
 	rc2=$?
+	[ -z "$cpid" ] || { kill $cpid 2>/dev/null; wait $cpid 2>/dev/null; }
 	m=$(moved)
 	moved_total=$((moved_total + ${m:-0}))
 	cmp -s "$tmp/$name.plain" "$tmp/$name.pre" && [ $rc1 -eq $rc2 ] && [ -s "$tmp/$name.pre" ]
