@@ -199,8 +199,12 @@ float tier_heat_rate_var(float f, uint32_t n, float w)
 {
 	if (!n || !(w > 0))
 		return 0;
+	/* the cap last: a block of one page (1 / n = 1) read nothing as 1,
+	 * and its variance as 0 / 0, a NaN that kept it from ever giving way
+	 * (traced: "se -nan" on fast blocks of one committed page) */
 	float lo = 1.0f / (float)n;
-	f = f < lo ? lo : f > 0.95f ? 0.95f : f;
+	f = f < lo ? lo : f;
+	f = f > 0.95f ? 0.95f : f;
 	float d = (1.0f - f) * w;
 	return f * (1.0f - f) / (float)n / (d * d);
 }

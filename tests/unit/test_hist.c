@@ -208,6 +208,9 @@ int main(void)
 		ok(fabsf(a - 0.661f) < 0.01f && fabsf(b - 0.323f) < 0.01f,
 		   "16 pages over a period, 14 and 10 written: rates 2.08 +- %.2f and 0.98 +- %.2f, within two errors", a, b);
 		ok(c < a / 5 && z < 0.001f, "a whole block tells 5.7x finer (%.3f); none of 512 written over 10 periods: +- %.5f", c, z);
+		float one = tier_heat_rate_var(0, 1, 1);
+		ok(isfinite(one) && one > 0 && one == tier_heat_rate_var(0.95f, 1, 1),
+		   "one page seen unwritten: a finite variance, as if 0.95 written (%g)", (double)one);
 		ok(tier_heat_rate_var(1.0f, 8, 0.0625f) == tier_heat_rate_var(0.95f, 8, 0.0625f) &&
 		   sqrtf(tier_heat_rate_var(1.0f, 8, 0.0625f)) > 10,
 		   "all of 8 written in a sixteenth of a period: 'at least', read at the cap, +- %.0f",
