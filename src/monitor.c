@@ -688,8 +688,7 @@ void tier_monitor_retest(struct tier_mapping *m, uint32_t b)
 	/* the next look starts its estimate afresh (looks 1, its own
 	 * information): what picked the block does not judge it */
 	blk->flags = (uint8_t)((blk->flags | TIER_BF_RETEST) & ~TIER_BF_PULLED);
-	watch(m, b);
-	tier_mon_rearm(m, b);
+	tier_mon_rearm(m, b); /* a slow candidate: on the watch list already */
 }
 
 /* A block's heat is as uncertain as its fold-to-fold noise and the few
@@ -777,8 +776,6 @@ void tier_monitor_candidates(struct tier_cand *fast, size_t fcap, size_t *nfast,
 			 * on uniform GUPS one 8-page slice reading high (by chance,
 			 * a binomial draw, and taken as a change) was behind most
 			 * moves, each undone once the next look read it typical */
-			if (t > 0 && (blk->flags & TIER_BF_PULLED) && blk->looks < 2 && !(blk->flags & TIER_BF_RETEST))
-				continue;
 			/* picked for a swap, restarted: wait for the look after.
 			 * Judged on the looks after the pick while they are few;
 			 * past RETEST_LOOKS without a move it is picked anew (each
@@ -788,6 +785,8 @@ void tier_monitor_candidates(struct tier_cand *fast, size_t fcap, size_t *nfast,
 					continue;
 				if (blk->looks > RETEST_LOOKS)
 					blk->flags &= (uint8_t)~TIER_BF_RETEST;
+			} else if (t > 0 && (blk->flags & TIER_BF_PULLED) && blk->looks < 2) {
+				continue;
 			}
 			struct tier_cand c = {.ref = m,
 					      .block = v[i].b,

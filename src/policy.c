@@ -76,6 +76,12 @@ static bool significant(const struct tier_policy_in *in, const struct tier_cand 
 	return hot->unsure && hot->lo - cold->heat >= in->z * cold->se;
 }
 
+static void unpick(struct tier_cand *fast, const size_t *picks, size_t np)
+{
+	for (size_t k = 0; k < np; k++)
+		fast[picks[k]].chosen = false;
+}
+
 /* Slow candidates tried in a row without finding room before the swap
  * step gives up (each try walks the fast candidates). */
 #define SWAP_TRIES 64
@@ -149,21 +155,22 @@ void tier_policy_decide(const struct tier_policy_in *in, struct tier_cand *fast,
 			picks[np++] = g;
 			freed += fast[g].bytes;
 		}
-		if (used - freed + hot->bytes > high || hot->picked_on_own) {
-			/* not enough colder memory to give way; or enough, but
-			 * the slow block ranks first on the very looks that would
-			 * judge it: on uniform GUPS the hottest of a hundred alike
-			 * blocks read 5-30 against a typical 1.5-2.5 and passed
-			 * every test of its own noise.  A look made after the pick
-			 * is free of that selection; the caller takes one first */
-			for (size_t k = 0; k < np; k++)
-				fast[picks[k]].chosen = false;
-			if (used - freed + hot->bytes <= high) {
-				hot->retest = true;
-				out->retests++;
-				continue;
-			}
+		if (used - freed + hot->bytes > high) {
+			/* not enough colder memory to give way */
+			unpick(fast, picks, np);
 			tries++;
+			continue;
+		}
+		if (hot->picked_on_own) {
+			/* enough, but the slow block ranks first on the very looks
+			 * that would judge it: on uniform GUPS the hottest of a
+			 * hundred alike blocks read 5-30 against a typical 1.5-2.5
+			 * and passed every test of its own noise.  A look made
+			 * after the pick is free of that selection; the caller
+			 * takes one first */
+			unpick(fast, picks, np);
+			hot->retest = true;
+			out->retests++;
 			continue;
 		}
 		tries = 0;

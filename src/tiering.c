@@ -177,11 +177,12 @@ static void split_upkeep(void)
 }
 
 /* Slow blocks the policy would have swapped in on the looks that ranked
- * them first look again before they move. */
+ * them first look again before they move (whole blocks only: a part is
+ * never picked_on_own). */
 static void retests(const struct tier_cand *slow, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		if (slow[i].retest && slow[i].part == TIER_PART_WHOLE)
+		if (slow[i].retest)
 			tier_monitor_retest(slow[i].ref, slow[i].block);
 }
 

@@ -50,6 +50,8 @@ same() {
 	"$@" >"$tmp/$name.plain" 2>/dev/null
 	rc1=$?
 	mark
+	# not through pre(): a function in the background is a subshell, and
+	# churn needs the program's own pid
 	TIERMALLOC_CONF=${CONF:-$AGG} LD_PRELOAD=$TIERMALLOC_LIB "$@" >"$tmp/$name.pre" 2>"$tmp/$name.err" </dev/null &
 	pid=$!
 	cpid=
