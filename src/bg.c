@@ -225,11 +225,14 @@ static void *bg_main(void *arg)
 			continue;
 		}
 		uint64_t cpu0 = tier_clock_ns(CLOCK_THREAD_CPUTIME_ID);
-		bool burst_began;
+		bool burst_began, was_burst = burst.active;
 		double target = tier_burst_step(&burst, start, gain, tier_settings.bg_cpu, tier_settings.bg_cpu_burst,
 						&burst_began);
-		if (burst_began)
-			bud.debt_ns = 0; /* a burst is there to look, not to pay back */
+		/* a burst is there to look, not to pay back; and what it overspent
+		 * was paid from its bank: carried into the steady budget, 3-4 ms
+		 * of it stopped the monitor for 15 periods after each burst */
+		if (burst_began || (was_burst && !burst.active))
+			bud.debt_ns = 0;
 		if (target != bud.target || burst_began)
 			tier_budget_retarget(&bud, target);
 		atomic_store(&tier_bg_stats.burst, burst.active);

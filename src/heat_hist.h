@@ -87,6 +87,12 @@ float tier_heat_noise_step(float var, float prev, float dh, float weight);
  * block estimated idle that shows two is not news) */
 #define TIER_SURPRISE_MIN_SEEN 4
 int tier_heat_surprise(int n, float rate, float w, float seen);
+/* Whether a surprise (its sign) that took a block on `tier` from heat
+ * `was` to `now` churned the ranking: a fast block clearly hot (at least
+ * `hot`, the cut times the hysteresis) gone under that, or a slow one
+ * under the cut turned clearly hot.  Surprises within the band change no
+ * placement (cut 0: everything warm fits, nothing churns). */
+bool tier_heat_churn(int tier, int surprise, float was, float now, float cut, float hot);
 /* The sampling variance of a rate read from n pages over a window of w
  * periods, a share f of them found written: the count is binomial and the
  * rate -ln(1 - f) / w, so var = f (1 - f) / n / ((1 - f) w)^2.  A share of

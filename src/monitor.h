@@ -85,8 +85,10 @@ void tier_monitor_probe_band(bool on, float lo, float hi);
  * churned. */
 unsigned tier_monitor_churned(void);
 /* The policy's heat cut between the tiers (0: everything warm fits the
- * fast tier): only surprises across it are churn. */
-void tier_monitor_set_cut(float cut);
+ * fast tier), and the heat that is clearly above it (what a swap needs:
+ * the cut times the hysteresis): only surprises across that band are
+ * churn. */
+void tier_monitor_set_cut(float cut, float hot);
 /* Whether probes run or blocks wait for one: a gain still to be had. */
 bool tier_monitor_probe_pending(void);
 /* Drop block b's page-by-page entry (its pages are home and counted so). */

@@ -104,7 +104,7 @@ struct snap {
 		bool idle;
 		double floor[TIER_SRC_COUNT]; /* double: the emitter reads TIER_EV_DOUBLE */
 		float cut, regret;
-		uint64_t regrets, retests;
+		uint64_t regrets, retests, skipped;
 	} mon;
 	/* device awareness (issue 10) */
 	struct tier_device_scan dev;
@@ -187,6 +187,7 @@ static void gather(struct snap *s)
 	s->mon.regret = tier_balance_stats.regret;
 	s->mon.regrets = atomic_load(&tier_balance_stats.regrets);
 	s->mon.retests = atomic_load(&tier_balance_stats.retests);
+	s->mon.skipped = atomic_load(&tier_balance_stats.skipped);
 	/* device awareness (issue 10) */
 	tier_migrate_scan(&s->dev);
 	tier_migrate_held_reason(s->held_reason, sizeof(s->held_reason));
@@ -420,6 +421,7 @@ static void walk(struct tier_emitter *e, const struct snap *s)
 	tier_emit_u64(e, "regrets", "moves that undid one of the last 5 s", s->mon.regrets);
 	tier_emit_double(e, "regret", "recent share", (double)s->mon.regret);
 	tier_emit_u64(e, "retests", "swaps that looked again first", s->mon.retests);
+	tier_emit_u64(e, "rounds_skipped", "rounds with nothing new", s->mon.skipped);
 	tier_emit_double(e, "hit_share", "fast-tier heat share", (double)tier_balance_stats.hit_share);
 	per_source(e, "floors", NULL, TIER_EV_DOUBLE, s->mon.floor, sizeof(s->mon.floor[0]));
 	tier_emit_dict_end(e);

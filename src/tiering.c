@@ -320,6 +320,31 @@ static void trace(uint32_t period, const struct tier_thresholds *th, const struc
 		}
 }
 
+/* Whether the round's candidates and policy may have a new answer: heat
+ * folded, or the fast tier's use or limit changed, since the last full
+ * round; and at least every ROUND_GAP_MAX periods (a moved block's settle
+ * time runs out, settings change).  At the default budget under TCG the
+ * round cost 250-300 us a period whether or not anything had been looked
+ * at, a quarter of the 1 ms budget; with the other fixed costs it left
+ * the monitor its floor of 0.25 ms, so that at steady state a visit came
+ * every few periods and, once a burst's bank was spent, none at all: no
+ * visit, no new heat, no cue for the next burst. */
+#define ROUND_GAP_MAX 8
+static bool round_due(uint32_t period, size_t used, size_t limit)
+{
+	static uint64_t last_folds = UINT64_MAX;
+	static size_t last_used, last_limit;
+	static uint32_t last_round;
+	uint64_t folds = atomic_load_explicit(&tier_monitor_stats.folds, memory_order_relaxed);
+	if (folds == last_folds && used == last_used && limit == last_limit && period - last_round < ROUND_GAP_MAX)
+		return false;
+	last_folds = folds;
+	last_used = used;
+	last_limit = limit;
+	last_round = period;
+	return true;
+}
+
 size_t tier_balance(uint32_t period)
 {
 	const struct tier_settings *s = &tier_settings;
@@ -333,6 +358,12 @@ size_t tier_balance(uint32_t period)
 	audit();
 	retry_stragglers();
 	split_upkeep();
+	if (!round_due(period, atomic_load(&tier_place_stats.committed[0]), atomic_load(&tier_place.fast_limit))) {
+		rcu_read_unlock();
+		atomic_store(&tier_balance_stats.gain, false); /* nothing new to gain from */
+		atomic_fetch_add(&tier_balance_stats.skipped, 1);
+		return 0;
+	}
 	const struct tier_hist *h[TIER_MAX_TIERS];
 	int nt = 0;
 	for (; nt < tier_place.ntiers && nt < TIER_MAX_TIERS; nt++)
@@ -351,7 +382,7 @@ size_t tier_balance(uint32_t period)
 	bool contended = nt > 1 && (warm << TIER_PAGE_SHIFT) > high && th.cut > 0;
 	float lo = th.cut / (float)s->hysteresis, hi = th.cut * (float)s->hysteresis;
 	tier_monitor_probe_band(contended, lo > TIER_MIN_HEAT ? lo : TIER_MIN_HEAT, hi);
-	tier_monitor_set_cut(contended ? th.cut : 0);
+	tier_monitor_set_cut(contended ? th.cut : 0, contended ? hi : 0);
 	size_t nfast, nslow;
 	tier_monitor_candidates(cand_fast, CAND_MAX, &nfast, cand_slow, CAND_MAX, &nslow, period,
 				TIER_SETTLE_PERIODS, th.swap_min, th.demote_max);

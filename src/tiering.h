@@ -65,6 +65,7 @@ struct tier_balance_stats {
 	_Atomic uint64_t stragglers;   /* blocks waiting for leftover pages to move */
 	_Atomic uint64_t regrets;      /* moves that undid a recent one (policy.h) */
 	_Atomic uint64_t retests;      /* slow blocks looked at again before a swap (policy.h) */
+	_Atomic uint64_t skipped;      /* rounds with nothing new to decide on (no heat folded) */
 	float cut, swap_min;           /* thresholds of the last round */
 	float regret;                  /* the recent share of moves that were regrets
 	                                * (written by the balance round only) */
