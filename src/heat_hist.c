@@ -181,15 +181,16 @@ double tier_binom_cdf(int n, double p, int k)
 	return s > 1 ? 1 : s;
 }
 
-bool tier_heat_churn(int tier, int surprise, float was, float now, float cut, float hot)
+bool tier_heat_churn(int tier, int surprise, float was, float was_lo, float now, bool at_least, float cut,
+		     float hot)
 {
 	if (!surprise || !(cut > 0))
 		return false;
 	if (hot < cut)
 		hot = cut;
 	if (tier == 0)
-		return surprise < 0 && was >= hot && now < hot;
-	return surprise > 0 && was < cut && now >= hot;
+		return surprise < 0 && was_lo >= hot && now < cut;
+	return surprise > 0 && !at_least && was < cut && now >= hot;
 }
 
 int tier_heat_surprise(int n, float rate, float w, float seen)

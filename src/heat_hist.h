@@ -88,11 +88,15 @@ float tier_heat_noise_step(float var, float prev, float dh, float weight);
 #define TIER_SURPRISE_MIN_SEEN 4
 int tier_heat_surprise(int n, float rate, float w, float seen);
 /* Whether a surprise (its sign) that took a block on `tier` from heat
- * `was` to `now` churned the ranking: a fast block clearly hot (at least
- * `hot`, the cut times the hysteresis) gone under that, or a slow one
- * under the cut turned clearly hot.  Surprises within the band change no
+ * `was` (surely at least was_lo) to `now` churned the ranking: a fast
+ * block surely clearly hot (was_lo at least `hot`, the cut times the
+ * hysteresis) gone under the cut, or a slow one under the cut turned
+ * clearly hot on a look that counted its pages (not one that found them
+ * all written: `at_least`, which a warm block of 8-page slices gives on
+ * 2.5% of its one-period looks).  Surprises within the band change no
  * placement (cut 0: everything warm fits, nothing churns). */
-bool tier_heat_churn(int tier, int surprise, float was, float now, float cut, float hot);
+bool tier_heat_churn(int tier, int surprise, float was, float was_lo, float now, bool at_least, float cut,
+		     float hot);
 /* The sampling variance of a rate read from n pages over a window of w
  * periods, a share f of them found written: the count is binomial and the
  * rate -ln(1 - f) / w, so var = f (1 - f) / n / ((1 - f) w)^2.  A share of

@@ -417,6 +417,8 @@ static void reset(struct tier_block *blk)
 /* Fold what the sources saw of block b into its heat.  pulled: a pull
  * source measured it now, over the periods since pull_period; sweep: an
  * unbiased visit, whose rates feed the floors. */
+static float heat_lo(const struct tier_block *blk);
+
 void tier_mon_fold(struct tier_mapping *m, uint32_t b, bool pulled, bool sweep)
 {
 	struct tier_block *blk = &m->blocks[b];
@@ -435,6 +437,8 @@ void tier_mon_fold(struct tier_mapping *m, uint32_t b, bool pulled, bool sweep)
 	}
 	bool first = blk->fold_period == 0;
 	bool push = blk->fold_period != tier_mon.period; /* push reports not folded yet this period */
+	float was_lo = first ? 0 : heat_lo(blk); /* before this look changes the rates */
+	bool at_least = false; /* the pull source's look found its pages all written */
 	uint32_t span = first ? 1 : tier_mon.period - blk->fold_period;
 	if (!span)
 		span = 1;
@@ -499,6 +503,7 @@ void tier_mon_fold(struct tier_mapping *m, uint32_t b, bool pulled, bool sweep)
 					surprise = 0;
 			}
 			tier_mon.saturated = f >= 0.95f;
+			at_least = tier_mon.saturated;
 			bound = tier_mon.saturated && w > 1;
 			if (tier_mon.saturated)
 				blk->flags |= TIER_BF_BOUND;
@@ -555,13 +560,14 @@ void tier_mon_fold(struct tier_mapping *m, uint32_t b, bool pulled, bool sweep)
 	 * zero, a hot block found hotter) change no placement and would
 	 * spend the burst bank for nothing.  Across the cut alone was not
 	 * enough: where the fast tier holds more than the hot set (GUPS: 64
-	 * MiB for 32), the cut lies among alike warm blocks, whose noise
-	 * crossed it every few periods; each crossing extended the start-up
-	 * burst until the bank was empty (6 s of it in every run), and the
-	 * shift 12 s later had 1.2-1.4 s of burst, then none: 4 of 24 traced
-	 * runs followed it in 6 s or more, or never, their last candidates
-	 * left unconfirmed */
-	if (tier_heat_churn(tier, surprise, blk->heat, heat, tier_mon.cut, tier_mon.cut_hot)) {
+	 * MiB for 32), the cut lies among alike warm blocks.  One traced run
+	 * had 27 such cues in the 3 s after its hot set was placed, none a
+	 * change: 16 warm slow blocks whose 8-16 page slices came back all
+	 * written in one period, 11 fast ones reading under the band, most
+	 * of them warm blocks promoted on such looks; each extended the
+	 * start-up burst, which took the whole bank (6 s) in every run, and
+	 * left the shift 12 s later 1.2-1.4 s of burst (tiering.c, GAIN_MOVED) */
+	if (tier_heat_churn(tier, surprise, blk->heat, was_lo, heat, at_least, tier_mon.cut, tier_mon.cut_hot)) {
 		tier_mon.churn++;
 		atomic_fetch_add_explicit(&tier_monitor_stats.surprises, 1, memory_order_relaxed);
 	}

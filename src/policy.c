@@ -189,6 +189,21 @@ void tier_policy_decide(const struct tier_policy_in *in, struct tier_cand *fast,
 	out->fast_after = used;
 }
 
+double tier_policy_moved_heat(const struct tier_cand *fast, size_t nfast, const struct tier_cand *slow,
+			      size_t nslow, float cut)
+{
+	double x = 0;
+	for (size_t i = 0; i < nslow; i++)
+		if (slow[i].chosen)
+			x += (double)slow[i].heat * (double)(slow[i].bytes >> TIER_PAGE_SHIFT);
+		else if (slow[i].retest && slow[i].heat > cut)
+			x += (double)(slow[i].heat - cut) * (double)(slow[i].bytes >> TIER_PAGE_SHIFT);
+	for (size_t i = 0; i < nfast; i++)
+		if (fast[i].chosen)
+			x -= (double)fast[i].heat * (double)(fast[i].bytes >> TIER_PAGE_SHIFT);
+	return x;
+}
+
 float tier_regret_move(float regret, bool undid)
 {
 	return regret + 0.0625f * ((undid ? 1.0f : 0.0f) - regret);

@@ -96,6 +96,14 @@ void tier_policy_thresholds(const struct tier_hist *const *h, int ntiers, size_t
 float tier_regret_move(float regret, bool undid);
 float tier_regret_decay(float regret, double factor);
 
+/* The heat a round's decision brings to the fast tier (pages x heat): its
+ * promotions less its demotions, and what the slow blocks it would swap
+ * in after a second look hold above the cut (their swap's demotions were
+ * undone).  The change detector's measure of whether the moves are worth
+ * a burst (tiering.c). */
+double tier_policy_moved_heat(const struct tier_cand *fast, size_t nfast, const struct tier_cand *slow,
+			      size_t nslow, float cut);
+
 /* Sort candidates by heat, hottest or coldest first, in place, without
  * allocating. */
 void tier_cand_sort(struct tier_cand *v, size_t n, bool hottest_first);

@@ -180,17 +180,28 @@ int main(void)
 		ok(tier_heat_surprise(8, 1, 1, 0.0f) == 0 && tier_heat_surprise(512, 0, 1, 0.004f) == 0,
 		   "too few pages expected or seen to tell: no surprise");
 		/* churn: GUPS at the default, cut 0.93 among the alike warm
-		 * blocks, hysteresis 2 (clearly hot: 1.86) */
-		ok(tier_heat_churn(0, -1, 20.0f, 0.9f, 0.93f, 1.86f) && tier_heat_churn(1, 1, 0.9f, 12.0f, 0.93f, 1.86f),
-		   "churn: the old hot set gone to the background, a background block turned hot");
-		ok(!tier_heat_churn(0, -1, 1.1f, 0.7f, 0.93f, 1.86f) && !tier_heat_churn(1, 1, 0.8f, 1.3f, 0.93f, 1.86f),
+		 * blocks, hysteresis 2 (clearly hot: 1.86); the values of a
+		 * traced run */
+		ok(tier_heat_churn(0, -1, 28.8f, 27.0f, 0.57f, false, 1.52f, 3.05f) &&
+		   tier_heat_churn(1, 1, 0.9f, 0.6f, 12.0f, false, 0.93f, 1.86f),
+		   "churn: the old hot set gone to the background, a background block counted hot");
+		ok(!tier_heat_churn(0, -1, 1.1f, 0.9f, 0.7f, false, 0.93f, 1.86f) &&
+		   !tier_heat_churn(1, 1, 0.8f, 0.5f, 1.3f, false, 0.93f, 1.86f),
 		   "no churn: warm blocks' noise across the cut but within the band");
-		ok(!tier_heat_churn(0, 1, 0.5f, 20.0f, 0.93f, 1.86f) && !tier_heat_churn(1, -1, 12.0f, 0.5f, 0.93f, 1.86f) &&
-		   !tier_heat_churn(0, -1, 20.0f, 2.5f, 0.93f, 1.86f) && !tier_heat_churn(1, 1, 1.2f, 12.0f, 0.93f, 1.86f),
-		   "no churn: surprises the right way for their tier, a hot block still clearly hot, a slow one over the cut already");
-		ok(!tier_heat_churn(0, 0, 20.0f, 0.1f, 0.93f, 1.86f) && !tier_heat_churn(1, 1, 0.1f, 20.0f, 0, 0),
+		ok(!tier_heat_churn(1, 1, 0.03f, 0.0f, 2.78f, true, 1.14f, 2.28f),
+		   "no churn: a warm slow block's 8-page slice found all written in a period (only 'at least')");
+		ok(!tier_heat_churn(0, -1, 5.07f, 1.2f, 0.13f, false, 1.65f, 3.31f),
+		   "no churn: a fast block whose heat rested on such looks, not surely hot, read cold");
+		ok(!tier_heat_churn(0, -1, 24.8f, 23.0f, 1.90f, false, 0.999f, 1.998f),
+		   "no churn: a hot block read warm (a pause of the program), still over the cut");
+		ok(!tier_heat_churn(0, 1, 0.5f, 0.4f, 20.0f, false, 0.93f, 1.86f) &&
+		   !tier_heat_churn(1, -1, 12.0f, 11.0f, 0.5f, false, 0.93f, 1.86f) &&
+		   !tier_heat_churn(1, 1, 1.2f, 1.0f, 12.0f, false, 0.93f, 1.86f),
+		   "no churn: surprises the right way for their tier, a slow block over the cut already");
+		ok(!tier_heat_churn(0, 0, 20.0f, 19.0f, 0.1f, false, 0.93f, 1.86f) &&
+		   !tier_heat_churn(1, 1, 0.1f, 0.0f, 20.0f, false, 0, 0),
 		   "no churn: no surprise, or no cut (everything warm fits)");
-		ok(tier_heat_churn(1, 1, 0.5f, 0.95f, 0.93f, 0), "a band given narrower than the cut is the cut");
+		ok(tier_heat_churn(1, 1, 0.5f, 0.3f, 0.95f, false, 0.93f, 0), "a band given narrower than the cut is the cut");
 		/* steady blocks measured with binomial noise, the estimate off by
 		 * up to 1.5x: false cues well under TIER_SURPRISE_P's order */
 		unsigned long long x = 88172645463325252ull;

@@ -1,4 +1,5 @@
 /* The policy's rules on constructed candidates. */
+#include <math.h>
 #include <string.h>
 
 #include "../tap.h"
@@ -161,6 +162,33 @@ int main(void)
 		r2 = tier_regret_move(r2, false);
 	ok(r2 < 0.15f, "then 32 that did not: %.2f", (double)r2);
 	ok(tier_regret_decay(0.5f, 0.5) == 0.25f, "decay halves it at factor 0.5");
+
+	/* the heat a decision brings: promotions and second looks, less
+	 * demotions (pages x heat; 2 MiB = 512 pages) */
+	{
+		struct tier_cand f[2], s[3];
+		float fh[2] = {0.9f, 0.5f}, sh[3] = {40, 1.5f, 30};
+		mk(f, 2, 0, fh);
+		mk(s, 3, 1, sh);
+		ok(tier_policy_moved_heat(f, 2, s, 3, 1.0f) == 0, "nothing chosen: nothing brought");
+		s[0].chosen = true;
+		f[0].chosen = true;
+		s[2].retest = true;
+		s[1].bytes = 8 << 10; /* not chosen: not counted whatever its size */
+		double want = 512.0 * (40.0 + (30.0 - 1.0) - (double)0.9f);
+		ok(fabs(tier_policy_moved_heat(f, 2, s, 3, 1.0f) - want) < 1e-6,
+		   "a hot block in, one to look again at (above the cut 1), a warm one out: %.1f",
+		   tier_policy_moved_heat(f, 2, s, 3, 1.0f));
+		s[0].chosen = s[2].retest = false;
+		s[1].chosen = true;
+		s[1].bytes = 2 * MB;
+		ok(tier_policy_moved_heat(f, 2, s, 3, 1.0f) < 512.0 * 0.61 && tier_policy_moved_heat(f, 2, s, 3, 1.0f) > 0,
+		   "a warm swap (1.5 for 0.9) brings little");
+		s[1].chosen = false;
+		s[1].retest = true;
+		ok(tier_policy_moved_heat(f, 2, s, 3, 2.0f) == -512.0 * (double)0.9f,
+		   "a second look at a block under the cut brings nothing");
+	}
 
 	tier_cand_sort(v, 7, true);
 	int sorted = 1;
