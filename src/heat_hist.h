@@ -89,8 +89,8 @@ float tier_heat_noise_step(float var, float prev, float dh, float weight);
 int tier_heat_surprise(int n, float rate, float w, float seen);
 /* Whether a surprise (its sign) that took a block on `tier` from heat
  * `was` (surely at least was_lo) to `now` churned the ranking: a fast
- * block surely clearly hot (was_lo at least `hot`, the cut times the
- * hysteresis) gone under the cut, or a slow one under the cut turned
+ * block surely clearly hot (was_lo at least `hot`: the caller's, the cut
+ * times the hysteresis squared) gone under the cut, or a slow one under the cut turned
  * clearly hot on a look that counted its pages (not one that found them
  * all written: `at_least`, which a warm block of 8-page slices gives on
  * 2.5% of its one-period looks).  Surprises within the band change no

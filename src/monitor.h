@@ -85,8 +85,8 @@ void tier_monitor_probe_band(bool on, float lo, float hi);
  * churned. */
 unsigned tier_monitor_churned(void);
 /* The policy's heat cut between the tiers (0: everything warm fits the
- * fast tier), and the heat that is clearly above it (what a swap needs:
- * the cut times the hysteresis): only surprises across that band are
+ * fast tier), and the heat that is clearly above it (tiering.c: the cut
+ * times the hysteresis squared): only surprises across that band are
  * churn. */
 void tier_monitor_set_cut(float cut, float hot);
 /* Whether probes run or blocks wait for one: a gain still to be had. */

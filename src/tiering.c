@@ -394,7 +394,9 @@ size_t tier_balance(uint32_t period)
 	bool contended = nt > 1 && (warm << TIER_PAGE_SHIFT) > high && th.cut > 0;
 	float lo = th.cut / (float)s->hysteresis, hi = th.cut * (float)s->hysteresis;
 	tier_monitor_probe_band(contended, lo > TIER_MIN_HEAT ? lo : TIER_MIN_HEAT, hi);
-	tier_monitor_set_cut(contended ? th.cut : 0, contended ? hi : 0);
+	/* a change detector's cue lies beyond the band by one more factor:
+	 * GUPS's warm blocks' noise read 2.0-3.2 times the cut */
+	tier_monitor_set_cut(contended ? th.cut : 0, contended ? hi * (float)s->hysteresis : 0);
 	size_t nfast, nslow;
 	tier_monitor_candidates(cand_fast, CAND_MAX, &nfast, cand_slow, CAND_MAX, &nslow, period,
 				TIER_SETTLE_PERIODS, th.swap_min, th.demote_max);
