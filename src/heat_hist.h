@@ -90,11 +90,12 @@ int tier_heat_surprise(int n, float rate, float w, float seen);
 /* Whether a surprise (its sign) that took a block on `tier` from heat
  * `was` (surely at least was_lo) to `now` churned the ranking: a fast
  * block surely clearly hot (was_lo at least `hot`: the caller's, the cut
- * times the hysteresis squared) gone under the cut, or a slow one under the cut turned
- * clearly hot on a look that counted its pages (not one that found them
- * all written: `at_least`, which a warm block of 8-page slices gives on
- * 2.5% of its one-period looks).  Surprises within the band change no
- * placement (cut 0: everything warm fits, nothing churns). */
+ * times the hysteresis squared) gone under the cut, or a slow one under
+ * the cut turned clearly hot on a look that counted its pages (not one
+ * that found them all written: `at_least`, which a warm block of 8-page
+ * slices gives on 2.5% of its one-period looks).  Surprises within the
+ * band change no placement (cut 0: everything warm fits, nothing
+ * churns). */
 bool tier_heat_churn(int tier, int surprise, float was, float was_lo, float now, bool at_least, float cut,
 		     float hot);
 /* The sampling variance of a rate read from n pages over a window of w
