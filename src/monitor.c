@@ -444,7 +444,9 @@ void tier_mon_fold(struct tier_mapping *m, uint32_t b, bool pulled, bool sweep)
 	}
 	bool first = blk->fold_period == 0;
 	bool push = blk->fold_period != tier_mon.period; /* push reports not folded yet this period */
-	float was_lo = first ? 0 : heat_lo(blk); /* before this look changes the rates */
+	/* before this look changes the rates; only a fast block's pull look
+	 * can churn on it (tier_heat_churn) */
+	float was_lo = pulled && tier == 0 && !first ? heat_lo(blk) : 0;
 	bool at_least = false; /* the pull source's look found its pages all written */
 	uint32_t span = first ? 1 : tier_mon.period - blk->fold_period;
 	if (!span)

@@ -287,7 +287,7 @@ static float hit_share(const struct tier_hist *const *h, int nt, double *all)
  * it in 6 s or more, or never.  The start-up fill brought 12-106% a
  * round, the shift 14%. */
 #define GAIN_MOVED 0.03
-static bool detect(const struct tier_policy_out *out, float hit, float best, double moved_share)
+static bool detect(float hit, float best, double moved_share)
 {
 	static float avg = -1;
 	static unsigned low; /* rounds in a row under the recent level */
@@ -298,7 +298,8 @@ static bool detect(const struct tier_policy_out *out, float hit, float best, dou
 	/* a move or two while the fast tier holds all the heat it sees is
 	 * noise being tidied, not a gain worth a burst */
 	bool missing = hit < GAIN_HIT * best;
-	bool moves = (out->promote_bytes || out->demote_bytes || out->retests) && moved_share >= GAIN_MOVED && missing;
+	/* (a share over 0 needs a promotion or a second look) */
+	bool moves = moved_share >= GAIN_MOVED && missing;
 	/* so is a probe waiting for its turn: at steady state a block near
 	 * the cut that the budget cannot probe began a burst every 5 s */
 	bool probes = tier_monitor_probe_pending() && missing;
@@ -428,7 +429,7 @@ size_t tier_balance(uint32_t period)
 	double all;
 	float hit = hit_share(h, nt, &all);
 	double brought = tier_policy_moved_heat(cand_fast, nfast, cand_slow, nslow, th.cut);
-	bool gain = detect(&out, hit, tier_hist_top_share(h, nt, high >> TIER_PAGE_SHIFT), all > 0 ? brought / all : 0);
+	bool gain = detect(hit, tier_hist_top_share(h, nt, high >> TIER_PAGE_SHIFT), all > 0 ? brought / all : 0);
 	tier_balance_stats.hit_share = hit;
 	atomic_store(&tier_balance_stats.gain, gain);
 	if (gain)
