@@ -302,6 +302,8 @@ static void *bg_main(void *arg)
 		atomic_fetch_add(&tier_bg_stats.fault_ns, d[TIER_COST_FAULTS]);
 		atomic_store(&tier_bg_stats.share, bud.share);
 		atomic_fetch_add(&tier_bg_stats.period_cost[hist_bucket(total)], 1);
+		if (!burst.active && !was_burst)
+			atomic_fetch_add(&tier_bg_stats.steady_cost[hist_bucket(total)], 1);
 		atomic_fetch_add(&tier_bg_stats.period_wall[hist_bucket(tier_clock_ns(CLOCK_MONOTONIC) - start)], 1);
 		atomic_store(&tier_bg_stats.periods, period);
 		/* fixed rate: a slow round shortens the wait rather than
@@ -393,6 +395,7 @@ void tier_bg_after_fork_child(void)
 	atomic_store(&tier_bg_stats.tid, 0);
 	for (int k = 0; k < TIER_BG_HIST; k++) {
 		atomic_store(&tier_bg_stats.period_cost[k], 0);
+		atomic_store(&tier_bg_stats.steady_cost[k], 0);
 		atomic_store(&tier_bg_stats.period_wall[k], 0);
 	}
 	tier_bg_start();

@@ -61,6 +61,9 @@ struct tier_bg_stats {
 	_Atomic uint64_t bursts;        /* bursts started */
 	_Atomic uint64_t burst_ms;      /* time spent in bursts */
 	_Atomic uint64_t period_cost[TIER_BG_HIST]; /* periods by their total cost */
+	/* the same, outside bursts: a burst may spend bg_cpu_burst a period by
+	 * design, so steady-state lightness is read here */
+	_Atomic uint64_t steady_cost[TIER_BG_HIST];
 	_Atomic uint64_t period_wall[TIER_BG_HIST]; /* periods by the wall time of their work */
 };
 extern struct tier_bg_stats tier_bg_stats;

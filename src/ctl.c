@@ -239,6 +239,7 @@ U64_STAT(h_bg_kernel_ns, atomic_load(&tier_bg_stats.kernel_ns))
 U64_STAT(h_bg_fault_ns, atomic_load(&tier_bg_stats.fault_ns))
 U64_STAT(h_bg_cost_p50, tier_bg_quantile(tier_bg_stats.period_cost, 0.5))
 U64_STAT(h_bg_cost_p99, tier_bg_quantile(tier_bg_stats.period_cost, 0.99))
+U64_STAT(h_bg_steady_p99, tier_bg_quantile(tier_bg_stats.steady_cost, 0.99))
 U64_STAT(h_bg_work_p50, tier_bg_quantile(tier_bg_stats.period_wall, 0.5))
 U64_STAT(h_bg_work_p99, tier_bg_quantile(tier_bg_stats.period_wall, 0.99))
 U64_STAT(h_mon_passes, atomic_load(&tier_monitor_stats.passes))
@@ -548,6 +549,7 @@ static const struct node nodes[] = {
 	{"stats.bg.share", h_bg_share, TC_DOUBLE, false, "background.recent_share"},
 	{"stats.bg.period_cost_p50_ns", h_bg_cost_p50, TC_U64, false, "background.period_cost_p50_ns"},
 	{"stats.bg.period_cost_p99_ns", h_bg_cost_p99, TC_U64, false, "background.period_cost_p99_ns"},
+	{"stats.bg.steady_cost_p99_ns", h_bg_steady_p99, TC_U64, false, "background.steady_cost_p99_ns"},
 	{"stats.bg.period_work_p50_ns", h_bg_work_p50, TC_U64, false, "background.period_work_p50_ns"},
 	{"stats.bg.period_work_p99_ns", h_bg_work_p99, TC_U64, false, "background.period_work_p99_ns"},
 	{"stats.bg.burst", h_bg_burst, TC_BOOL, false, "background.burst"},

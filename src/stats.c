@@ -95,7 +95,7 @@ struct snap {
 	bool bg_running;
 	uint64_t bg_periods, bg_cpu_ns, bg_kernel_ns, bg_fault_ns;
 	double bg_share, bg_recent;
-	uint64_t cost_p50, cost_p99, wall_p50, wall_p99;
+	uint64_t cost_p50, cost_p99, steady_p99, wall_p50, wall_p99;
 	uint64_t faults[TIER_SRC_COUNT], src_fault_ns[TIER_SRC_COUNT], bg_tid;
 	struct {
 		uint32_t watched, cold;
@@ -162,6 +162,7 @@ static void gather(struct snap *s)
 	s->bg_recent = atomic_load(&tier_bg_stats.share);
 	s->cost_p50 = tier_bg_quantile(tier_bg_stats.period_cost, 0.5);
 	s->cost_p99 = tier_bg_quantile(tier_bg_stats.period_cost, 0.99);
+	s->steady_p99 = tier_bg_quantile(tier_bg_stats.steady_cost, 0.99);
 	s->wall_p50 = tier_bg_quantile(tier_bg_stats.period_wall, 0.5);
 	s->wall_p99 = tier_bg_quantile(tier_bg_stats.period_wall, 0.99);
 	s->bg_tid = (uint64_t)atomic_load(&tier_bg_stats.tid);
@@ -401,6 +402,7 @@ static void walk(struct tier_emitter *e, const struct snap *s)
 	tier_emit_u64(e, "burst_ms", "ms in bursts", atomic_load(&tier_bg_stats.burst_ms));
 	tier_emit_u64(e, "period_cost_p50_ns", "per period: cost p50 ns", s->cost_p50);
 	tier_emit_u64(e, "period_cost_p99_ns", "p99", s->cost_p99);
+	tier_emit_u64(e, "steady_cost_p99_ns", "p99 outside bursts", s->steady_p99);
 	tier_emit_u64(e, "period_work_p50_ns", "work p50 ns", s->wall_p50);
 	tier_emit_u64(e, "period_work_p99_ns", "p99", s->wall_p99);
 	tier_emit_dict_end(e);

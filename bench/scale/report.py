@@ -20,7 +20,7 @@ def det(r):
     d = num(r, "detect_s", -1)
     return "never" if d < 0 else f"{d:.1f}"
 feet = sorted({r["footprint_mib"] for r in rows}, key=int)
-hdr = ("footprint", "touched", "bg CPU % (written)", "bg CPU % (read-only)", "period cost p50/p99 us",
+hdr = ("footprint", "touched", "bg CPU % (written)", "bg CPU % (read-only)", "period cost p50/p99/steady p99 us",
        "metadata % of footprint", "minor faults/s added", "detect s (start/shift)", "sweep pass s", "window s",
        "hot set seen (1 s, MiB)", "fast tier for 95% (MiB)", "rate vs jemalloc")
 lines = []
@@ -39,7 +39,7 @@ for f in feet:
     rate = f"{statistics.median(rt) / statistics.median(rj):.3f}" if rt and rj and statistics.median(rj) > 0 else "-"
     lines.append((f"{fmib} MiB", f"{w2['touched_mib'] if w2 else '?'} MiB",
                   f"{100 * num(w2, 'bg_share'):.2f}", f"{100 * num(r2, 'bg_share'):.2f}",
-                  f"{num(w2, 'cost_p50_us'):.0f}/{num(w2, 'cost_p99_us'):.0f}", f"{meta:.3f}", flt,
+                  f"{num(w2, 'cost_p50_us'):.0f}/{num(w2, 'cost_p99_us'):.0f}/{num(w2, 'steady_p99_us'):.0f}", f"{meta:.3f}", flt,
                   f"{det(w1)}/{det(w2)}", f"{num(w2, 'pass_s'):.1f}", f"{num(w2, 'window_s'):.0f}", f"{num(w2, 'seen_1s'):.0f}",
                   f"{num(w2, 'size_95'):.0f}", rate))
 w = [max(len(h), *(len(l[i]) for l in lines)) for i, h in enumerate(hdr)]
