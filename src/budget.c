@@ -33,7 +33,7 @@ static void grant(struct tier_budget *b)
 	double share = budget - b->other_ns;
 	if (share < SCHED_MIN_SHARE * budget)
 		share = SCHED_MIN_SHARE * budget;
-	/* one burst (a block turning hot while armed whole costs a fault on
+	/* one burst (a probed block, armed whole, turning hot costs a fault on
 	 * each of its pages) stops the monitor for DEBT_MAX periods at most */
 	if (b->debt_ns > DEBT_MAX * share)
 		b->debt_ns = DEBT_MAX * share;

@@ -13,7 +13,7 @@ struct tier_mon_state tier_mon;
 /* Beside tier_mon, which is then all zero (.bss): with an initialiser its
  * 300 KiB would be file-backed .data, resident in every process at start. */
 static uint32_t mon_rng = 2463534242u;
-float tier_mon_expect[4] = {8, 4, 8, 32};
+float tier_mon_expect[4] = {8, 4, 1, 32};
 
 static uint32_t rnd(void)
 {
@@ -857,7 +857,6 @@ void tier_monitor_gone(struct tier_mapping *m)
 			tier_mon.shorts[i] = tier_mon.shorts[--tier_mon.nshort];
 		else
 			i++;
-	tier_mon_runs_forget(m);
 	if (tier_mon.cm == m)
 		tier_mon.cm = NULL; /* resume at the next sequence number */
 	/* its blocks leave the histograms and the advisor's slots */
@@ -879,7 +878,6 @@ void tier_monitor_forget(void)
 			m->blocks[b].pull_pages = 0;
 			m->blocks[b].flags &= (uint8_t)~TIER_BF_PULLED;
 		}
-	tier_mon_runs_forget(NULL);
 	tier_mon.ndue[0] = tier_mon.ndue[1] = 0;
 	tier_mon.nshort = 0;
 	tier_mon.idle = false;

@@ -11,17 +11,15 @@
 
 /* With a pull source, each block has an armed part, measured at each
  * visit: the visit lists what was written there since the last one and
- * re-arms just that.  The armed part is the whole block while the block
- * is quiet (adjacent whole blocks are measured in one call; a call that
- * re-arms nothing costs a page-table walk, about 2 ns a page natively,
- * and no TLB shootdown, so cold memory is cheap to sweep), and a slice of
- * it once it is busy, sized so that a visit finds about FAULT_TARGET
- * written pages: every written page found cost the program a write fault
- * (0.5-1 us natively, 5-20 us in VMs) and every call that re-protects
- * pages a TLB shootdown (an IPI to each CPU running the program).  The
- * window is the time between visits: a few periods on the watch list, a
- * pass for the sweep; a written share near 1 only says "at least this
- * hot". */
+ * re-arms just that.  The armed part is a slice of the block, sized so
+ * that a visit finds about FAULT_TARGET written pages: every written page
+ * found cost the program a write fault (0.5-1 us natively, 5-20 us in
+ * VMs) and every call that re-protects pages a TLB shootdown (an IPI to
+ * each CPU running the program).  A quiet block's slice is QUIET_PAGES
+ * long and moves on at each look; never the whole block (see
+ * monitor_int.h).  The window is the time between visits: a few periods
+ * on the watch list, a pass for the sweep; a written share near 1 only
+ * says "at least this hot". */
 /* Pull-source calls; what they cost is timed by the visit loops, and the
  * faults a measure found are added here. */
 static uint64_t measure(struct tier_mapping *m, uintptr_t lo, uintptr_t hi, uint32_t mult, bool rearm)
@@ -36,7 +34,7 @@ static uint64_t measure(struct tier_mapping *m, uintptr_t lo, uintptr_t hi, uint
  * then, a pass that arms many blocks would run far over the budget), and
  * what it did not cost is given back when it is measured.  What is
  * charged is what such parts were found to cost lately: a first look, a
- * slice, a whole quiet block (EXPECT_*). */
+ * slice, a quiet slice, a block looked at page by page (EXPECT_*). */
 
 static void learn(int kind, uint64_t fault_ns, uint32_t parts)
 {
@@ -71,88 +69,22 @@ static void slice_range(struct tier_mapping *m, uint32_t b, uint32_t first, uint
 		*lo = *hi;
 }
 
-/* The share of a block's pages written in one period, from its rate. */
-static float per_period_share(const struct tier_block *blk)
+/* The pages of block b inside its mapping: a mapping's last block may be
+ * short, and a slice placed past its end measured nothing (a short block
+ * of a hot set read cold at most looks and stayed slow). */
+static uint32_t span_pages(const struct tier_mapping *m, uint32_t b)
 {
-	return 1.0f - expf(-blk->rate[TIER_SRC_PAGEMAP]);
+	uintptr_t a = tier_block_addr(m, b), e = a + TIER_BLOCK;
+	if (e > m->base + m->size)
+		e = m->base + m->size;
+	return e > a ? (uint32_t)((e - a) >> TIER_PAGE_SHIFT) : 0;
 }
 
-/* Busy: a whole-block window would find more than FAULT_TARGET written. */
-static bool busy(const struct tier_block *blk)
+/* How many of the block's pages one page of an n-page slice stands for. */
+static uint32_t slice_mult(const struct tier_mapping *m, uint32_t b, uint32_t n)
 {
-	return (blk->flags & TIER_BF_PULLED) && per_period_share(blk) * TIER_PAGES_PER_BLOCK > 2 * FAULT_TARGET;
-}
-
-/* Runs of adjacent whole blocks, one call each: `op` 0 measures and
- * re-arms, 2 arms. */
-static struct {
-	struct tier_mapping *m;
-	uint32_t b0, n;
-	int op;
-	bool sweep;
-} run;
-
-static void arm_slice(struct tier_mapping *m, uint32_t b, uint32_t n);
-static void run_flush(void)
-{
-	if (!run.n)
-		return;
-	uintptr_t lo = tier_block_addr(run.m, run.b0), hi = tier_block_addr(run.m, run.b0 + run.n);
-	if (hi > run.m->base + run.m->size)
-		hi = run.m->base + run.m->size;
-	if (run.op == 2)
-		tier_heat_arm(run.m, lo, hi);
-	else
-		learn(EXPECT_WHOLE, measure(run.m, lo, hi, 1, run.op == 0), run.n);
-	for (uint32_t b = run.b0; b < run.b0 + run.n; b++) {
-		struct tier_block *blk = &run.m->blocks[b];
-		if (run.op == 2) {
-			blk->pull_pages = TIER_PAGES_PER_BLOCK;
-			blk->pull_first = 0;
-			charge(blk, EXPECT_WHOLE);
-		} else {
-			bool long_window = tier_mon.period - blk->pull_period > 1;
-			refund(blk);
-			tier_mon_fold(run.m, b, true, run.sweep);
-			bool all = tier_mon.saturated && long_window;
-			if (busy(blk) || all) {
-				/* it turned busy: re-armed whole it would pay a fault
-				 * on every page again before the next visit.  All
-				 * written over a long window (a sweep pass) says only
-				 * "at least a few writes a pass": a block written every
-				 * period looks so too, and was taken for cold (and
-				 * probed page by page, at 500 faults a window) until a
-				 * slice over one period told them apart */
-				uintptr_t a = tier_block_addr(run.m, b);
-				tier_heat_disarm(run.m, a, a + TIER_BLOCK);
-				blk->pull_pages = 0;
-				if (all)
-					arm_slice(run.m, b, SLICE_MIN);
-			} else {
-				charge(blk, EXPECT_WHOLE);
-			}
-		}
-		blk->pull_period = tier_mon.period;
-	}
-	run.n = 0;
-}
-
-/* A run is charged when it is flushed: keep runs short enough that the
- * visit loops see their cost in time (64 blocks: 128 MiB). */
-#define RUN_MAX 64
-
-static void run_add(struct tier_mapping *m, uint32_t b, int op, bool sweep)
-{
-	if (run.n && (run.m != m || run.b0 + run.n != b || run.op != op || run.sweep != sweep ||
-		      run.n == RUN_MAX))
-		run_flush();
-	if (!run.n) {
-		run.m = m;
-		run.b0 = b;
-		run.op = op;
-		run.sweep = sweep;
-	}
-	run.n++;
+	uint32_t span = span_pages(m, b);
+	return span > n ? (span + n / 2) / n : 1;
 }
 
 /* A slice measured over a long window (a pass) that comes back all
@@ -180,35 +112,66 @@ static void short_add(struct tier_mapping *m, uint32_t b, uint64_t armed_ns)
 
 /* Arm a slice of n pages of block b, at a place that depends on the
  * block (the slice is a sample of it). */
-static void arm_slice(struct tier_mapping *m, uint32_t b, uint32_t n)
+static void arm_at(struct tier_mapping *m, uint32_t b, uint32_t n, int kind)
 {
 	struct tier_block *blk = &m->blocks[b];
-	uint32_t slots = TIER_PAGES_PER_BLOCK / n;
+	uint32_t span = span_pages(m, b), slots = span > n ? span / n : 1;
 	blk->pull_first = (uint16_t)(((b * 7 + blk->slice_shift) % slots) * n);
 	blk->pull_pages = (uint16_t)n;
 	uintptr_t lo, hi;
 	slice_range(m, b, blk->pull_first, n, &lo, &hi);
 	tier_heat_arm(m, lo, hi);
 	blk->pull_period = tier_mon.period;
-	charge(blk, (blk->flags & TIER_BF_PULLED) ? EXPECT_SLICE : EXPECT_FIRST);
+	charge(blk, kind);
+}
+
+/* ... and measured after a one-period window (due_add). */
+static void arm_slice(struct tier_mapping *m, uint32_t b, uint32_t n)
+{
+	arm_at(m, b, n, (m->blocks[b].flags & TIER_BF_PULLED) ? EXPECT_SLICE : EXPECT_FIRST);
 	due_add(m, b);
 }
 
-/* The armed part for the next window: the whole block when it should find
- * few writes there, else a slice that should find about FAULT_TARGET. */
-static uint32_t want_pages(const struct tier_block *blk)
+/* The armed part leaves: what it saw is folded, and what it still holds
+ * armed is disarmed (left armed, its pages would fault later unmeasured
+ * and uncounted).  The caller arms the next part (pull_pages still says
+ * the old one: want_pages reads a block without it as never looked at). */
+static void retire(struct tier_mapping *m, uint32_t b, bool sweep)
 {
+	struct tier_block *blk = &m->blocks[b];
+	uintptr_t lo, hi;
+	slice_range(m, b, blk->pull_first, blk->pull_pages, &lo, &hi);
+	uint64_t f = measure(m, lo, hi, slice_mult(m, b, blk->pull_pages), false);
+	learn(blk->pull_pages == TIER_PAGES_PER_BLOCK ? EXPECT_PAGES
+	      : !(blk->flags & TIER_BF_PULLED)       ? EXPECT_FIRST
+	      : blk->pull_pages == QUIET_PAGES        ? EXPECT_QUIET
+						      : EXPECT_SLICE,
+	      f, 1);
+	refund(blk);
+	tier_mon_fold(m, b, true, sweep);
+	/* all of it written: nothing is left armed (a call saved, and its
+	 * TLB shootdown) */
+	uint32_t armed = (uint32_t)((hi - lo) >> TIER_PAGE_SHIFT);
+	if (!tier_mon.one_fault || f < (uint64_t)armed * tier_mon.one_fault)
+		tier_heat_disarm(m, lo, hi);
+}
+
+/* The armed part for the next window: a slice that should find about
+ * FAULT_TARGET written pages, and at most QUIET_PAGES of the block.  *quiet:
+ * fewer than that would be found even so. */
+static uint32_t want_pages(const struct tier_block *blk, bool *quiet)
+{
+	*quiet = false;
 	if (!blk->pull_pages)
 		return SLICE_FIRST; /* a first look: its rate is unknown */
 	if (!(blk->flags & TIER_BF_PULLED))
 		return blk->pull_pages;
 	uint32_t w = tier_mon.period > blk->pull_period ? tier_mon.period - blk->pull_period : 1;
 	float f = 1.0f - expf(-blk->rate[TIER_SRC_PAGEMAP] * (float)w);
-	if (f * TIER_PAGES_PER_BLOCK <= 2 * FAULT_TARGET)
-		return TIER_PAGES_PER_BLOCK;
 	uint32_t n = SLICE_MIN;
-	while ((float)(n * 2) * f <= FAULT_TARGET && n * 2 < TIER_PAGES_PER_BLOCK)
+	while ((float)(n * 2) * f <= FAULT_TARGET && n < QUIET_PAGES)
 		n *= 2;
+	*quiet = (float)QUIET_PAGES * f <= FAULT_TARGET;
 	return n;
 }
 
@@ -223,7 +186,7 @@ static void visit_pages(struct tier_mapping *m, uint32_t b, struct tier_ph *e, b
 		if (blk->pull_pages) { /* what the slice saw, then the whole block */
 			uintptr_t slo, shi;
 			slice_range(m, b, blk->pull_first, blk->pull_pages, &slo, &shi);
-			measure(m, slo, shi, TIER_PAGES_PER_BLOCK / blk->pull_pages, false);
+			measure(m, slo, shi, slice_mult(m, b, blk->pull_pages), false);
 			refund(blk);
 			tier_mon_fold(m, b, true, sweep);
 		}
@@ -299,19 +262,16 @@ static void visit(struct tier_mapping *m, uint32_t b, bool pull, bool sweep)
 			visit_pages(m, b, e, sweep);
 		return;
 	}
-	uint32_t n = want_pages(blk);
-	if (blk->pull_pages == TIER_PAGES_PER_BLOCK && n == TIER_PAGES_PER_BLOCK) {
-		run_add(m, b, 0, sweep);
-		return;
-	}
+	bool quiet;
+	uint32_t n = want_pages(blk, &quiet);
 	tier_mon_fold(m, b, false, sweep); /* push reports meanwhile */
 	uintptr_t lo, hi;
-	if (blk->pull_pages && blk->pull_pages == n) { /* the same slice: measure, re-arm */
+	if (blk->pull_pages && blk->pull_pages == n && !quiet) { /* the same slice: measure, re-arm */
 		slice_range(m, b, blk->pull_first, n, &lo, &hi);
 		/* before the re-arm: a window taken to start later than it did
 		 * reads a higher rate than the pages saw */
 		uint64_t armed_ns = tier_clock_ns(CLOCK_MONOTONIC);
-		learn(EXPECT_SLICE, measure(m, lo, hi, TIER_PAGES_PER_BLOCK / n, true), 1);
+		learn(EXPECT_SLICE, measure(m, lo, hi, slice_mult(m, b, n), true), 1);
 		refund(blk);
 		bool long_window = tier_mon.period - blk->pull_period > 1;
 		tier_mon.saturated = false;
@@ -344,19 +304,19 @@ static void visit(struct tier_mapping *m, uint32_t b, bool pull, bool sweep)
 		return;
 	}
 	if (blk->pull_pages) { /* read the old part, then arm the new one */
-		slice_range(m, b, blk->pull_first, blk->pull_pages, &lo, &hi);
-		uint64_t f = measure(m, lo, hi, TIER_PAGES_PER_BLOCK / blk->pull_pages, false);
-		learn(blk->pull_pages == TIER_PAGES_PER_BLOCK ? EXPECT_WHOLE
-			  : (blk->flags & TIER_BF_PULLED) ? EXPECT_SLICE : EXPECT_FIRST, f, 1);
-		refund(blk);
-		tier_mon_fold(m, b, true, sweep);
-		if (blk->pull_pages == TIER_PAGES_PER_BLOCK) /* whole to slice: the rest stops faulting */
-			tier_heat_disarm(m, tier_block_addr(m, b), tier_block_addr(m, b) + TIER_BLOCK);
-		n = want_pages(blk);
-		blk->pull_pages = 0;
+		bool again = quiet && blk->pull_pages == n;
+		retire(m, b, sweep);
+		n = want_pages(blk, &quiet);
+		/* a quiet block's slice moves on at each look: in eight passes
+		 * every page was watched (fixed, it never saw hot items that lay
+		 * elsewhere in the block) */
+		if (again && quiet)
+			blk->slice_shift++;
 	}
-	if (n == TIER_PAGES_PER_BLOCK)
-		run_add(m, b, 2, sweep);
+	/* a quiet slice keeps the long window (a pass); others are looked at
+	 * after one period */
+	if (quiet)
+		arm_at(m, b, n, EXPECT_QUIET);
 	else
 		arm_slice(m, b, n);
 }
@@ -450,9 +410,6 @@ void tier_mon_visit_watch(uint64_t until, bool pull)
 		timed_visit(r.m, r.b, pull, false);
 		atomic_fetch_add_explicit(&tier_monitor_stats.watch_visits, 1, memory_order_relaxed);
 	}
-	uint64_t t0 = tier_clock_ns(CLOCK_THREAD_CPUTIME_ID);
-	run_flush();
-	tier_mon.sched_ns += tier_clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
 }
 
 /* The slices armed last period for a one-period window (due_add). */
@@ -469,9 +426,6 @@ void tier_mon_visit_due(bool pull)
 		if (blk->pull_period + 1 == tier_mon.period && blk->pull_pages && blk->pull_pages < TIER_PAGES_PER_BLOCK)
 			timed_visit(r.m, r.b, pull, false);
 	}
-	uint64_t t0 = tier_clock_ns(CLOCK_THREAD_CPUTIME_ID);
-	run_flush();
-	tier_mon.sched_ns += tier_clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
 	tier_mon.in_due = false;
 }
 
@@ -513,7 +467,7 @@ void tier_monitor_short_measure(void)
 		}
 		uintptr_t lo, hi;
 		slice_range(m, e->r.b, blk->pull_first, e->pages, &lo, &hi);
-		learn(EXPECT_SLICE, measure(m, lo, hi, TIER_PAGES_PER_BLOCK / e->pages, true), 1);
+		learn(EXPECT_SLICE, measure(m, lo, hi, slice_mult(m, e->r.b, e->pages), true), 1);
 		/* the end after the scan: a window taken longer than it was
 		 * reads a lower rate, never a higher one */
 		tier_mon.short_w = (float)((double)(tier_clock_ns(CLOCK_MONOTONIC) - e->armed_ns) / period_ns);
@@ -584,17 +538,6 @@ void tier_mon_sweep(uint64_t until, bool pull)
 		tier_mon.pass_blocks++;
 		atomic_fetch_add_explicit(&tier_monitor_stats.sweep_blocks, 1, memory_order_relaxed);
 	}
-	uint64_t t0 = tier_clock_ns(CLOCK_THREAD_CPUTIME_ID);
-	run_flush();
-	tier_mon.sched_ns += tier_clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
 	tier_mon.cm = m;
 	tier_mon.cseq = m ? m->seq : 0;
 }
-
-
-void tier_mon_runs_forget(struct tier_mapping *m)
-{
-	if (!m || run.m == m)
-		run.n = 0;
-}
-
