@@ -74,10 +74,21 @@ def meaning():
     best = max(tms, key=rel)
     k = (f"; the kernel's own tiering (numa_balancing=2) keeps {100 * rel('kernel'):.0f}%"
          if "kernel" in summ else "")
+    # the shift: a default that kept its hits but did not follow the moved
+    # hot set is not one to recommend from this run
+    r = react(d)
+    shift = ""
+    if r is None:
+        fol = [n for n in tms if n != d and react(n) is not None]
+        by = f" ({label(fol[0], dflt)} did, in {react(fol[0]):.2f} s)" if fol else ""
+        shift = (f"; but it did not follow the shifted hot set within {summ[d]['reaction_s'][1:]} s in this "
+                 f"run{by}")
+    elif r > 1.0:
+        shift = f"; it followed the shifted hot set in {r:.2f} s (target 1 s)"
     if best == d or rel(d) >= rel(best) - 0.05:
+        keep = ", so keep the default" if r is not None else ""
         return (f"What this means: the default (bg_cpu {dflt:g}% of a core) keeps {100 * rel(d):.0f}% of the "
-                f"oracle's fast-tier hits here, as much as a larger budget buys on this machine, so keep the "
-                f"default{k}.")
+                f"oracle's fast-tier hits here, as much as a larger budget buys on this machine{keep}{shift}{k}.")
     c = cpu(best)
     cost = f" for {100 * c:.0f}% of a core" if c is not None else ""
     return (f"What this means: on this machine the default (bg_cpu {dflt:g}% of a core) keeps {100 * rel(d):.0f}% "
