@@ -122,7 +122,6 @@ void tier_mon_visit_due(bool pull);
 void tier_mon_visit_probes(uint64_t until, bool pull);
 void tier_mon_visit_watch(uint64_t until, bool pull);
 void tier_mon_sweep(uint64_t until, bool pull);
-/* Drop the pending run of whole blocks (of m, or any when m is NULL). */
 /* Arm block b's slice afresh for a one-period look (a swap's retest). */
 void tier_mon_rearm(struct tier_mapping *m, uint32_t b);
 
