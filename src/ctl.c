@@ -296,6 +296,7 @@ U64_STAT(h_ph_uniform, atomic_load(&tier_ph_stats.uniform))
 U64_STAT(h_ph_splits, atomic_load(&tier_ph_stats.splits))
 U64_STAT(h_ph_costly, atomic_load(&tier_ph_stats.costly))
 U64_STAT(h_mon_surprises, atomic_load(&tier_monitor_stats.surprises))
+U64_STAT(h_mon_surprises_cold, atomic_load(&tier_monitor_stats.surprises_cold))
 U64_STAT(h_mon_short_windows, atomic_load(&tier_monitor_stats.short_windows))
 U64_STAT(h_ph_joins, atomic_load(&tier_ph_stats.joins))
 U64_STAT(h_ph_thp, atomic_load(&tier_ph_stats.thp_splits))
@@ -578,6 +579,7 @@ static const struct node nodes[] = {
 	{"stats.monitor.idle", h_mon_idle, TC_BOOL, false, "monitor.idle"},
 	{"stats.monitor.idle_periods", h_mon_idle_periods, TC_U64, false, "monitor.idle_periods"},
 	{"stats.monitor.surprises", h_mon_surprises, TC_U64, false, "monitor.surprises"},
+	{"stats.monitor.surprises_cold", h_mon_surprises_cold, TC_U64, false, "monitor.surprises_cold"},
 	{"stats.monitor.short_windows", h_mon_short_windows, TC_U64, false, "monitor.short_windows"},
 	{"tier.heat.of", h_heat_of, TC_HEAT_OF, true, NULL},
 	{"tier.cxl.report", h_cxl_report, TC_REPORT, true, NULL},

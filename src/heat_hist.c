@@ -184,8 +184,10 @@ double tier_binom_cdf(int n, double p, int k)
 bool tier_heat_churn(int tier, int surprise, float was, float was_lo, float now, bool at_least, float cut,
 		     float hot)
 {
-	if (!surprise || !(cut > 0))
+	if (!surprise)
 		return false;
+	if (!(cut > 0))
+		return tier == 0 && surprise < 0 && hot > 0 && was_lo >= hot && now * 16 < hot;
 	if (hot < cut)
 		hot = cut;
 	if (tier == 0)

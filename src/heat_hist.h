@@ -94,8 +94,10 @@ int tier_heat_surprise(int n, float rate, float w, float seen);
  * the cut turned clearly hot on a look that counted its pages (not one
  * that found them all written: `at_least`, which a warm block of 8-page
  * slices gives on 2.5% of its one-period looks).  Surprises within the
- * band change no placement (cut 0: everything warm fits, nothing
- * churns). */
+ * band change no placement.  Cut 0: everything warm fits, and only a fast
+ * block surely at least `hot` read under a sixteenth of it churns (the
+ * hot set moved or stopped: where it went is worth a burst's look; a slow
+ * block turned hot is promoted without one). */
 bool tier_heat_churn(int tier, int surprise, float was, float was_lo, float now, bool at_least, float cut,
 		     float hot);
 /* The sampling variance of a rate read from n pages over a window of w

@@ -418,7 +418,7 @@ static void reset(struct tier_block *blk)
 		atomic_store_explicit(&blk->samples[i], 0, memory_order_relaxed);
 	}
 	blk->fold_period = 0;
-	blk->flags &= (uint8_t)~(TIER_BF_PULLED | TIER_BF_BOUND | TIER_BF_RETEST);
+	blk->flags &= (uint8_t)~(TIER_BF_PULLED | TIER_BF_BOUND | TIER_BF_RETEST | TIER_BF_EMPTY);
 }
 
 /* Fold what the sources saw of block b into its heat.  pulled: a pull
@@ -454,6 +454,10 @@ void tier_mon_fold(struct tier_mapping *m, uint32_t b, bool pulled, bool sweep)
 	double d = pow(tier_mon.decay, span);
 	uintptr_t addr = tier_block_addr(m, b);
 	float heat = 0;
+	/* the part of it that sources still looking give: a shed source's
+	 * last rates stay in the heat (the only read signal some blocks
+	 * have) but are no news of a change */
+	float live = 0;
 	bool seen = false;
 	int surprise = 0; /* the pull source's measurement: tier_heat_surprise */
 	/* a source shed by the budget keeps its last coarse regions and
@@ -508,7 +512,25 @@ void tier_mon_fold(struct tier_mapping *m, uint32_t b, bool pulled, bool sweep)
 				 * a block that was: it may lie on pages never written
 				 * (the visit moves it) */
 				tier_mon.slice_empty = surprise < 0 && s == 0 && n < pages;
-				if (tier_mon.cold_short || tier_mon.slice_empty)
+				/* ... once: a second empty slice in a row, elsewhere
+				 * in the block, is the change it looks like.  Taken
+				 * as a question every time, a hot set gone wholly
+				 * cold (the GUPS shift) never cued a burst from the
+				 * blocks it left: every slice of them reads empty.
+				 * The first says nothing of the block: its estimate
+				 * stays (averaged in, it fell under the band that
+				 * makes the second look a cue) */
+				bool again = tier_mon.slice_empty && (blk->flags & TIER_BF_EMPTY);
+				blk->flags = (uint8_t)(tier_mon.slice_empty && !again ? blk->flags | TIER_BF_EMPTY
+										  : blk->flags & ~TIER_BF_EMPTY);
+				if (again)
+					tier_mon.slice_empty = false;
+				if (tier_mon.slice_empty) {
+					surprise = 0;
+					tier_mon.saturated = false;
+					goto sum;
+				}
+				if (tier_mon.cold_short)
 					surprise = 0;
 			}
 			tier_mon.saturated = f >= 0.95f;
@@ -559,8 +581,11 @@ void tier_mon_fold(struct tier_mapping *m, uint32_t b, bool pulled, bool sweep)
 			tier_rate_hist_add(&tier_mon.rates[i], r, pages);
 	sum:;
 		float over = blk->rate[i] - tier_mon.floor[i];
-		if (over > 0)
+		if (over > 0) {
 			heat += over;
+			if (run >> i & 1)
+				live += over;
+		}
 	}
 	heat = heat < 1e-6f ? 0.0f : heat;
 	/* churn: a surprise that takes a block across the policy's band the
@@ -576,9 +601,16 @@ void tier_mon_fold(struct tier_mapping *m, uint32_t b, bool pulled, bool sweep)
 	 * of them warm blocks promoted on such looks; each extended the
 	 * start-up burst, which took the whole bank (6 s) in every run, and
 	 * left the shift 12 s later 1.2-1.4 s of burst (tiering.c, GAIN_MOVED) */
-	if (tier_heat_churn(tier, surprise, blk->heat, was_lo, heat, at_least, tier_mon.cut, tier_mon.cut_hot)) {
+	/* a fast block is judged on what is still seen of it: GUPS's old hot
+	 * blocks, found empty by the written bits after the shift, kept 1.1-1.9
+	 * of DAMON's last rates (shed at the default budget), over the cut,
+	 * and no cue came until the sweep found the new set, 3 s later */
+	if (tier_heat_churn(tier, surprise, blk->heat, was_lo, tier == 0 ? live : heat, at_least, tier_mon.cut,
+			    tier_mon.cut_hot)) {
 		tier_mon.churn++;
 		atomic_fetch_add_explicit(&tier_monitor_stats.surprises, 1, memory_order_relaxed);
+		if (tier == 0)
+			atomic_fetch_add_explicit(&tier_monitor_stats.surprises_cold, 1, memory_order_relaxed);
 	}
 	/* how much the estimate moves from one fold to the next, noise
 	 * told from change (heat_hist.h) */

@@ -41,6 +41,7 @@ struct tier_monitor_stats {
 	_Atomic bool idle;                    /* cheap watch: nothing could move */
 	_Atomic uint64_t idle_periods;
 	_Atomic uint64_t surprises;           /* measurements far off their block's estimate */
+	_Atomic uint64_t surprises_cold;      /* of them, fast-tier blocks found gone cold */
 	_Atomic uint64_t short_windows;       /* dense blocks' slices measured over a short window */
 	float floor[5];                       /* per source */
 };

@@ -100,7 +100,7 @@ struct snap {
 	struct {
 		uint32_t watched, cold;
 		uint64_t allowance_ns, spent_ns;
-		uint64_t pass_periods, pass_blocks, passes, sweep_blocks, idle_periods, surprises, short_windows;
+		uint64_t pass_periods, pass_blocks, passes, sweep_blocks, idle_periods, surprises, surprises_cold, short_windows;
 		bool idle;
 		double floor[TIER_SRC_COUNT]; /* double: the emitter reads TIER_EV_DOUBLE */
 		float cut, regret;
@@ -180,6 +180,7 @@ static void gather(struct snap *s)
 	s->mon.sweep_blocks = atomic_load(&tier_monitor_stats.sweep_blocks);
 	s->mon.idle_periods = atomic_load(&tier_monitor_stats.idle_periods);
 	s->mon.surprises = atomic_load(&tier_monitor_stats.surprises);
+	s->mon.surprises_cold = atomic_load(&tier_monitor_stats.surprises_cold);
 	s->mon.short_windows = atomic_load(&tier_monitor_stats.short_windows);
 	s->mon.idle = atomic_load(&tier_monitor_stats.idle);
 	for (int i = 0; i < TIER_SRC_COUNT; i++)
@@ -410,6 +411,7 @@ static void walk(struct tier_emitter *e, const struct snap *s)
 	tier_emit_bool(e, "idle", "cheap watch (nothing could move)", s->mon.idle);
 	tier_emit_u64(e, "idle_periods", "periods in it", s->mon.idle_periods);
 	tier_emit_u64(e, "surprises", "surprises (change cues)", s->mon.surprises);
+	tier_emit_u64(e, "surprises_cold", "of them fast blocks gone cold", s->mon.surprises_cold);
 	tier_emit_u64(e, "short_windows", "short windows", s->mon.short_windows);
 	tier_emit_u64(e, "watched", "watched blocks", s->mon.watched);
 	tier_emit_u64(e, "cold", "cold reservoir", s->mon.cold);

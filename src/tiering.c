@@ -396,8 +396,13 @@ size_t tier_balance(uint32_t period)
 	float lo = th.cut / (float)s->hysteresis, hi = th.cut * (float)s->hysteresis;
 	tier_monitor_probe_band(contended, lo > TIER_MIN_HEAT ? lo : TIER_MIN_HEAT, hi);
 	/* a change detector's cue lies beyond the band by one more factor:
-	 * GUPS's warm blocks' noise read 2.0-3.2 times the cut */
-	tier_monitor_set_cut(contended ? th.cut : 0, contended ? hi * (float)s->hysteresis : 0);
+	 * GUPS's warm blocks' noise read 2.0-3.2 times the cut.  Where all
+	 * warm memory fits, a fast block four such factors over the least
+	 * heat worth placing that went cold cues one (tier_heat_churn): a
+	 * hot set that moved to the slow tier is then found in a burst, not
+	 * by the steady sweep's turn */
+	float h2 = (float)(s->hysteresis * s->hysteresis);
+	tier_monitor_set_cut(contended ? th.cut : 0, contended ? hi * (float)s->hysteresis : TIER_MIN_HEAT * h2 * h2);
 	size_t nfast, nslow;
 	tier_monitor_candidates(cand_fast, CAND_MAX, &nfast, cand_slow, CAND_MAX, &nslow, period,
 				TIER_SETTLE_PERIODS, th.swap_min, th.demote_max);

@@ -199,8 +199,17 @@ int main(void)
 		   !tier_heat_churn(1, 1, 1.2f, 1.0f, 12.0f, false, 0.93f, 1.86f),
 		   "no churn: surprises the right way for their tier, a slow block over the cut already");
 		ok(!tier_heat_churn(0, 0, 20.0f, 19.0f, 0.1f, false, 0.93f, 1.86f) &&
-		   !tier_heat_churn(1, 1, 0.1f, 0.0f, 20.0f, false, 0, 0),
-		   "no churn: no surprise, or no cut (everything warm fits)");
+		   !tier_heat_churn(1, 1, 0.1f, 0.0f, 20.0f, false, 0, 0) &&
+		   !tier_heat_churn(1, 1, 0.1f, 0.0f, 20.0f, false, 0, 0.48f),
+		   "no churn: no surprise, or no cut (everything warm fits) and a slow block turned hot");
+		/* everything warm fits (cut 0): the tiering round's mark is
+		 * 0.03 x 2^4 = 0.48 at hysteresis 2 */
+		ok(tier_heat_churn(0, -1, 30.0f, 24.0f, 0.0f, false, 0, 0.48f),
+		   "churn with no cut: a hot fast block gone wholly cold (the hot set moved)");
+		ok(!tier_heat_churn(0, -1, 0.6f, 0.4f, 0.0f, false, 0, 0.48f) &&
+		   !tier_heat_churn(0, -1, 30.0f, 24.0f, 0.1f, false, 0, 0.48f) &&
+		   !tier_heat_churn(0, -1, 30.0f, 24.0f, 0.0f, false, 0, 0),
+		   "no churn with no cut: a fast block not surely hot, one still read warm, or no mark given");
 		ok(tier_heat_churn(1, 1, 0.5f, 0.3f, 0.95f, false, 0.93f, 0), "a band given narrower than the cut is the cut");
 		/* steady blocks measured with binomial noise, the estimate off by
 		 * up to 1.5x: false cues well under TIER_SURPRISE_P's order */
