@@ -56,6 +56,8 @@ struct ref {
 #define DENSE_RATE 2.5f
 #define SHORT_DIV 16
 #define SHORT_MAX 512
+/* periods between two sentinel looks (monitor_visit.c) */
+#define SENTINEL_EVERY 4u
 struct short_ref {
 	struct ref r;
 	uint64_t armed_ns; /* CLOCK_MONOTONIC when its slice was armed */
@@ -121,6 +123,7 @@ uint64_t tier_mon_spent(void);
 void tier_mon_visit_due(bool pull);
 void tier_mon_visit_probes(uint64_t until, bool pull);
 void tier_mon_visit_watch(uint64_t until, bool pull);
+void tier_mon_visit_sentinels(bool pull);
 void tier_mon_sweep(uint64_t until, bool pull);
 /* Arm block b's slice afresh for a one-period look (a swap's retest). */
 void tier_mon_rearm(struct tier_mapping *m, uint32_t b);

@@ -356,18 +356,23 @@ static void timed_visit(struct tier_mapping *m, uint32_t b, bool pull, bool swee
  * debt). */
 /* Sentinels: the hottest fast-tier blocks hold most of the fast tier's hit
  * share, so a moved hot set shows first there (and, gone cold, they cost
- * no faults to look at).  Each period the watch list's turn begins with
- * the hottest of them not looked at for SENTINEL_AGE periods.  Round-robin
- * alone over a watch list as long as the footprint (GUPS's uniform tenth
- * of writes keeps every block above the watch mark) left the old hot set
- * unvisited for seconds at the default budget, and the shift unseen. */
-#define SENTINELS 2
+ * no faults to look at).  Every SENTINEL_EVERY periods the hottest of
+ * them not looked at for SENTINEL_AGE periods is looked at.  Round-robin alone over a watch
+ * list as long as the footprint (GUPS's uniform tenth of writes keeps
+ * every block above the watch mark) left the old hot set unvisited for
+ * seconds at the default budget, and the shift unseen.  They are the
+ * change detector's look, taken whatever the monitor's debt
+ * (tier_monitor_period): at the turn of the watch list, GUPS's
+ * sentinels at the default budget under TCG were looked at every 5-18
+ * periods (each look left 1-3 ms of debt, paid back at 0.25 ms a period),
+ * and a shift waited that long for its first cue. */
+#define SENTINELS 1
 #define SENTINEL_AGE 4
-static void visit_sentinels(bool pull)
+void tier_mon_visit_sentinels(bool pull)
 {
 	/* one walk finds them all (hottest first); the walk is the monitor's
 	 * work too: charged like a visit */
-	struct ref pick[SENTINELS];
+	struct ref pick[SENTINELS] = {{0}};
 	float heat[SENTINELS];
 	int n = 0;
 	uint64_t t0 = tier_clock_ns(CLOCK_THREAD_CPUTIME_ID);
@@ -399,8 +404,6 @@ static void visit_sentinels(bool pull)
 void tier_mon_visit_watch(uint64_t until, bool pull)
 {
 	uint32_t n = tier_mon.nwatch;
-	if (until)
-		visit_sentinels(pull);
 	for (uint32_t k = 0; k < n && until && (k == 0 || tier_mon_spent() < until); k++) {
 		if (!tier_mon.nwatch)
 			break;
