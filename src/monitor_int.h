@@ -77,6 +77,7 @@ struct tier_mon_state {
 	struct short_ref shorts[SHORT_MAX]; /* slices armed for a short window */
 	uint32_t nshort;
 	float short_w;       /* while one is measured: its window, in periods */
+	uint64_t fixed_ns;   /* this period's sentinel look: not the allowance's */
 	uint64_t carry_sched, carry_fault; /* what the short windows cost, counted in the next period */
 	bool saturated;      /* the last pull fold found its part all written */
 	bool cold_short;     /* ... or, over a short window, far under its estimate */

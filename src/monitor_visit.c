@@ -339,7 +339,7 @@ void tier_mon_rearm(struct tier_mapping *m, uint32_t b)
 /* What this period's visits cost so far: their CPU and the faults charged. */
 uint64_t tier_mon_spent(void)
 {
-	int64_t s = (int64_t)tier_mon.sched_ns + tier_mon.fault_ns;
+	int64_t s = (int64_t)tier_mon.sched_ns + tier_mon.fault_ns - (int64_t)tier_mon.fixed_ns;
 	return s > 0 ? (uint64_t)s : 0;
 }
 
@@ -361,8 +361,8 @@ static void timed_visit(struct tier_mapping *m, uint32_t b, bool pull, bool swee
  * list as long as the footprint (GUPS's uniform tenth of writes keeps
  * every block above the watch mark) left the old hot set unvisited for
  * seconds at the default budget, and the shift unseen.  They are the
- * change detector's look, taken whatever the monitor's debt
- * (tier_monitor_period): at the turn of the watch list, GUPS's
+ * change detector's look, taken whatever the monitor's debt and booked
+ * as a fixed cost (tier_monitor_period): at the turn of the watch list, GUPS's
  * sentinels at the default budget under TCG were looked at every 5-18
  * periods (each look left 1-3 ms of debt, paid back at 0.25 ms a period),
  * and a shift waited that long for its first cue. */
