@@ -2,7 +2,7 @@
 
 void tier_burst_init(struct tier_burst *b, uint64_t now_ns)
 {
-	*b = (struct tier_burst){.bank_ms = TIER_BURST_BANK_MS, .last_ns = now_ns};
+	*b = (struct tier_burst){.bank_ms = TIER_BURST_BANK_MS, .last_ns = now_ns, .startup = true};
 }
 
 double tier_burst_step(struct tier_burst *b, uint64_t now_ns, bool gain, double base, double burst,
@@ -12,7 +12,10 @@ double tier_burst_step(struct tier_burst *b, uint64_t now_ns, bool gain, double 
 	double dt = now_ns > b->last_ns ? (double)(now_ns - b->last_ns) / 1e6 : 0;
 	b->last_ns = now_ns;
 	if (b->active) {
-		b->bank_ms -= dt;
+		if (b->startup)
+			b->startup_ms += dt;
+		else
+			b->bank_ms -= dt;
 		b->burst_ms += dt;
 	} else {
 		b->bank_ms += dt * TIER_BURST_EARN;
@@ -27,16 +30,24 @@ double tier_burst_step(struct tier_burst *b, uint64_t now_ns, bool gain, double 
 	 * start a burst of one period every few periods); a running one is
 	 * extended while the gain lasts and the bank holds */
 	if (!b->active) {
-		if (gain && b->bank_ms >= TIER_BURST_START_MS) {
+		if (gain && b->bank_ms < TIER_BURST_START_MS)
+			b->held_ns = now_ns + (uint64_t)(TIER_BURST_HOLD_MS * 1e6);
+		bool held = !gain && b->held_ns && now_ns < b->held_ns;
+		if ((gain || held) && b->bank_ms >= TIER_BURST_START_MS) {
 			b->active = *started = true;
 			b->until_ns = now_ns + (uint64_t)(TIER_BURST_MS * 1e6);
 			b->bursts++;
+			b->held += held;
+			b->held_ns = 0;
 		}
 	} else {
 		if (gain)
 			b->until_ns = now_ns + (uint64_t)(TIER_BURST_MS * 1e6);
-		if (b->bank_ms <= 0 || now_ns >= b->until_ns)
+		if (b->bank_ms <= 0 || now_ns >= b->until_ns ||
+		    (b->startup && b->startup_ms >= TIER_BURST_BANK_MS))
 			b->active = false;
+		if (!b->active)
+			b->startup = false;
 	}
 	return b->active ? burst : base;
 }
