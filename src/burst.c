@@ -2,7 +2,7 @@
 
 void tier_burst_init(struct tier_burst *b, uint64_t now_ns)
 {
-	*b = (struct tier_burst){.bank_ms = TIER_BURST_BANK_MS, .last_ns = now_ns, .startup = true};
+	*b = (struct tier_burst){.bank_ms = TIER_BURST_BANK_MS, .last_ns = now_ns};
 }
 
 double tier_burst_step(struct tier_burst *b, uint64_t now_ns, bool gain, double base, double burst,
@@ -11,10 +11,11 @@ double tier_burst_step(struct tier_burst *b, uint64_t now_ns, bool gain, double 
 	*started = false;
 	double dt = now_ns > b->last_ns ? (double)(now_ns - b->last_ns) / 1e6 : 0;
 	b->last_ns = now_ns;
+	/* the first burst runs (tracking started knowing nothing): paid by
+	 * its own allowance, its time is burst_ms */
+	bool first = b->active && b->bursts == 1;
 	if (b->active) {
-		if (b->startup)
-			b->startup_ms += dt;
-		else
+		if (!first)
 			b->bank_ms -= dt;
 		b->burst_ms += dt;
 	} else {
@@ -43,11 +44,8 @@ double tier_burst_step(struct tier_burst *b, uint64_t now_ns, bool gain, double 
 	} else {
 		if (gain)
 			b->until_ns = now_ns + (uint64_t)(TIER_BURST_MS * 1e6);
-		if (b->bank_ms <= 0 || now_ns >= b->until_ns ||
-		    (b->startup && b->startup_ms >= TIER_BURST_BANK_MS))
+		if (b->bank_ms <= 0 || now_ns >= b->until_ns || (first && b->burst_ms >= TIER_BURST_BANK_MS))
 			b->active = false;
-		if (!b->active)
-			b->startup = false;
 	}
 	return b->active ? burst : base;
 }

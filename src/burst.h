@@ -35,8 +35,6 @@ struct tier_burst {
 	uint64_t until_ns;  /* the burst runs until then (0: none) */
 	uint64_t last_ns;   /* the previous step */
 	uint64_t held_ns;   /* a cue waits for the bank until then (0: none) */
-	double startup_ms;  /* the first burst's time (tracking starts knowing nothing) */
-	bool startup;       /* the first burst runs, or is to come */
 	bool active;
 	uint64_t bursts;    /* bursts started */
 	double burst_ms;    /* time spent in bursts */

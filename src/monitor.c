@@ -511,7 +511,7 @@ void tier_mon_fold(struct tier_mapping *m, uint32_t b, bool pulled, bool sweep)
 				/* ... and so is a slice that found nothing written on
 				 * a block that was: it may lie on pages never written
 				 * (the visit moves it) */
-				tier_mon.slice_empty = surprise < 0 && s == 0 && n < pages;
+				bool empty = surprise < 0 && s == 0 && n < pages;
 				/* ... once: a second empty slice in a row, elsewhere
 				 * in the block, is the change it looks like.  Taken
 				 * as a question every time, a hot set gone wholly
@@ -520,11 +520,9 @@ void tier_mon_fold(struct tier_mapping *m, uint32_t b, bool pulled, bool sweep)
 				 * The first says nothing of the block: its estimate
 				 * stays (averaged in, it fell under the band that
 				 * makes the second look a cue) */
-				bool again = tier_mon.slice_empty && (blk->flags & TIER_BF_EMPTY);
-				blk->flags = (uint8_t)(tier_mon.slice_empty && !again ? blk->flags | TIER_BF_EMPTY
-										  : blk->flags & ~TIER_BF_EMPTY);
-				if (again)
-					tier_mon.slice_empty = false;
+				tier_mon.slice_empty = empty && !(blk->flags & TIER_BF_EMPTY);
+				blk->flags = (uint8_t)(tier_mon.slice_empty ? blk->flags | TIER_BF_EMPTY
+									    : blk->flags & ~TIER_BF_EMPTY);
 				if (tier_mon.slice_empty) {
 					surprise = 0;
 					tier_mon.saturated = false;
@@ -699,7 +697,6 @@ uint64_t tier_monitor_period(uint32_t period, double decay, uint64_t allowance_n
 	 * guest-default's steady hot set under TCG the background cost went
 	 * from 1.01% to 1.68% of a core (bg_cpu 1%; a look every period:
 	 * 3.25%) */
-	tier_mon.fixed_ns = 0;
 	if (!tier_mon.idle && period % SENTINEL_EVERY == 0) {
 		uint64_t s0 = tier_mon_spent();
 		tier_mon_visit_sentinels(tier_heat_pull_running());

@@ -354,51 +354,38 @@ static void timed_visit(struct tier_mapping *m, uint32_t b, bool pull, bool swee
 /* The watch list, round-robin, until `until` ns are spent (one visit at
  * least when until > 0: a visit cannot be cut short, the budget keeps the
  * debt). */
-/* Sentinels: the hottest fast-tier blocks hold most of the fast tier's hit
- * share, so a moved hot set shows first there (and, gone cold, they cost
- * no faults to look at).  Every SENTINEL_EVERY periods the hottest of
- * them not looked at for SENTINEL_AGE periods is looked at.  Round-robin alone over a watch
- * list as long as the footprint (GUPS's uniform tenth of writes keeps
- * every block above the watch mark) left the old hot set unvisited for
- * seconds at the default budget, and the shift unseen.  They are the
- * change detector's look, taken whatever the monitor's debt and booked
- * as a fixed cost (tier_monitor_period): at the turn of the watch list, GUPS's
- * sentinels at the default budget under TCG were looked at every 5-18
- * periods (each look left 1-3 ms of debt, paid back at 0.25 ms a period),
- * and a shift waited that long for its first cue. */
-#define SENTINELS 1
+/* The sentinel: the hottest fast-tier blocks hold most of the fast
+ * tier's hit share, so a moved hot set shows first there (and, gone cold,
+ * they cost no faults to look at).  Every SENTINEL_EVERY periods the
+ * hottest of them not looked at for SENTINEL_AGE periods is looked at.
+ * Round-robin alone over a watch list as long as the footprint (GUPS's
+ * uniform tenth of writes keeps every block above the watch mark) left
+ * the old hot set unvisited for seconds at the default budget, and the
+ * shift unseen.  It is the change detector's look, taken whatever the
+ * monitor's debt and booked as a fixed cost (tier_monitor_period): at the
+ * turn of the watch list, GUPS's sentinels at the default budget under
+ * TCG were looked at every 5-18 periods (each look left 1-3 ms of debt,
+ * paid back at 0.25 ms a period), and a shift waited that long for its
+ * first cue.  One block a look: two or four cost the steady state more
+ * than the shift gained (guest-default's steady window). */
 #define SENTINEL_AGE 4
 void tier_mon_visit_sentinels(bool pull)
 {
-	/* one walk finds them all (hottest first); the walk is the monitor's
-	 * work too: charged like a visit */
-	struct ref pick[SENTINELS] = {{0}};
-	float heat[SENTINELS];
-	int n = 0;
+	/* the walk is the monitor's work too: charged like a visit */
+	struct ref pick = {0};
+	float hottest = 0;
 	uint64_t t0 = tier_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	for (uint32_t i = 0; i < tier_mon.nwatch; i++) {
 		const struct tier_block *blk = blk_of(&tier_mon.watch[i]);
 		uint32_t st = atomic_load_explicit(&blk->state, memory_order_relaxed);
-		if (TIER_BS_TIER(st) != 0 || tier_mon.period - blk->pull_period < SENTINEL_AGE || !(blk->heat > 0))
+		if (TIER_BS_TIER(st) != 0 || tier_mon.period - blk->pull_period < SENTINEL_AGE || !(blk->heat > hottest))
 			continue;
-		int k = n < SENTINELS ? n++ : SENTINELS;
-		for (; k > 0 && heat[k - 1] < blk->heat; k--)
-			if (k < SENTINELS) {
-				pick[k] = pick[k - 1];
-				heat[k] = heat[k - 1];
-			}
-		if (k < SENTINELS) {
-			pick[k] = tier_mon.watch[i];
-			heat[k] = blk->heat;
-		}
+		pick = tier_mon.watch[i];
+		hottest = blk->heat;
 	}
 	tier_mon.sched_ns += tier_clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
-	/* refs, not list slots: a visit may reorder the watch list */
-	for (int k = 0; k < n; k++) {
-		timed_visit(pick[k].m, pick[k].b, pull, false);
-		if (!pull || blk_of(&pick[k])->pull_period != tier_mon.period)
-			return; /* nothing was looked at: do not spin on it */
-	}
+	if (hottest > 0)
+		timed_visit(pick.m, pick.b, pull, false);
 }
 
 void tier_mon_visit_watch(uint64_t until, bool pull)
