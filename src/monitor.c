@@ -755,7 +755,10 @@ void tier_monitor_retest(struct tier_mapping *m, uint32_t b)
 	/* the next look starts its estimate afresh (looks 1, its own
 	 * information): what picked the block does not judge it */
 	blk->flags = (uint8_t)((blk->flags | TIER_BF_RETEST) & ~TIER_BF_PULLED);
-	tier_mon_rearm(m, b); /* a slow candidate: on the watch list already */
+	/* elsewhere in the block: a slice on pages never written reads low
+	 * at every look, and a look at the same pages is no second opinion */
+	blk->slice_shift = (uint8_t)(blk->slice_shift + 1 + (TIER_PAGES_PER_BLOCK / (blk->pull_pages ? blk->pull_pages : 1)) / 3);
+	tier_mon_rearm(m, b);
 }
 
 /* A block's heat is as uncertain as its fold-to-fold noise and the few
@@ -847,7 +850,7 @@ void tier_monitor_candidates(struct tier_cand *fast, size_t fcap, size_t *nfast,
 			 * Judged on the looks after the pick while they are few;
 			 * past RETEST_LOOKS without a move it is picked anew (each
 			 * judgement on the same fresh looks is another draw) */
-			if (t > 0 && (blk->flags & TIER_BF_RETEST)) {
+			if (blk->flags & TIER_BF_RETEST) {
 				if (!(blk->flags & TIER_BF_PULLED))
 					continue;
 				if (blk->looks > RETEST_LOOKS)
@@ -863,8 +866,8 @@ void tier_monitor_candidates(struct tier_cand *fast, size_t fcap, size_t *nfast,
 					      .lo = heat_lo(blk),
 					      .tier = (uint8_t)t,
 					      .unsure = (blk->flags & TIER_BF_BOUND) != 0,
-					      .picked_on_own = t > 0 && (blk->flags & (TIER_BF_PULLED | TIER_BF_RETEST)) ==
-									    TIER_BF_PULLED};
+					      .picked_on_own = (blk->flags & (TIER_BF_PULLED | TIER_BF_RETEST)) ==
+							       TIER_BF_PULLED};
 			if (t == 0 && nf < fcap)
 				fast[nf++] = c;
 			else if (t > 0 && ns < scap)

@@ -176,14 +176,14 @@ static void split_upkeep(void)
 	tier_ph_state_count();
 }
 
-/* Slow blocks the policy would have swapped in on the looks that ranked
- * them first look again before they move (whole blocks only: a part is
- * never picked_on_own). */
-static void retests(const struct tier_cand *slow, size_t n)
+/* Blocks the policy would have swapped on the looks that ranked them
+ * look again before they move (whole blocks only: a part is never
+ * picked_on_own). */
+static void retests(const struct tier_cand *c, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		if (slow[i].retest)
-			tier_monitor_retest(slow[i].ref, slow[i].block);
+		if (c[i].retest)
+			tier_monitor_retest(c[i].ref, c[i].block);
 }
 
 static size_t move(struct tier_cand *c)
@@ -428,6 +428,7 @@ size_t tier_balance(uint32_t period)
 	if (s->trace)
 		trace(period, &th, cand_slow, nslow, cand_fast, nfast);
 	retests(cand_slow, nslow);
+	retests(cand_fast, nfast);
 	size_t moved = apply(cand_fast, nfast); /* demotions first: they make room */
 	moved += apply(cand_slow, nslow);
 	rcu_read_unlock();
