@@ -866,8 +866,13 @@ void tier_monitor_candidates(struct tier_cand *fast, size_t fcap, size_t *nfast,
 					      .lo = heat_lo(blk),
 					      .tier = (uint8_t)t,
 					      .unsure = (blk->flags & TIER_BF_BOUND) != 0,
+					      /* fast, only where a second look comes at once (a
+					       * slice to re-arm): a block armed whole waited for
+					       * the sweep, seconds at the default budget, and the
+					       * GUPS hot set for room */
 					      .picked_on_own = (blk->flags & (TIER_BF_PULLED | TIER_BF_RETEST)) ==
-							       TIER_BF_PULLED};
+								       TIER_BF_PULLED &&
+							       (t > 0 || (blk->pull_pages && blk->pull_pages < TIER_PAGES_PER_BLOCK))};
 			if (t == 0 && nf < fcap)
 				fast[nf++] = c;
 			else if (t > 0 && ns < scap)

@@ -327,7 +327,7 @@ static void trace(uint32_t period, const struct tier_thresholds *th, const struc
 				continue;
 			uintptr_t a = tier_block_addr(c->ref, c->block);
 			tier_log("trace period %u: %s %#lx heat %.3f lo %.3f se %.3f%s, %u KiB%s; cut %.3f", period,
-				 c->retest ? "look again at" : k ? "demote" : "promote", (unsigned long)a, (double)c->heat, (double)c->lo, (double)c->se,
+				 c->retest ? (k ? "look again before demoting" : "look again at") : k ? "demote" : "promote", (unsigned long)a, (double)c->heat, (double)c->lo, (double)c->se,
 				 c->part == TIER_PART_WHOLE ? "" : " (pages of a split block)", c->bytes >> 10,
 				 c->unsure ? ", unsure" : "", (double)th->cut);
 		}
