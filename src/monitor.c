@@ -755,9 +755,13 @@ void tier_monitor_retest(struct tier_mapping *m, uint32_t b)
 	/* the next look starts its estimate afresh (looks 1, its own
 	 * information): what picked the block does not judge it */
 	blk->flags = (uint8_t)((blk->flags | TIER_BF_RETEST) & ~TIER_BF_PULLED);
-	/* elsewhere in the block: a slice on pages never written reads low
-	 * at every look, and a look at the same pages is no second opinion */
-	blk->slice_shift = (uint8_t)(blk->slice_shift + 1 + (TIER_PAGES_PER_BLOCK / (blk->pull_pages ? blk->pull_pages : 1)) / 3);
+	/* a fast block that would make room: elsewhere in it (a slice on
+	 * pages never written reads low at every look, and a look at the same
+	 * pages is no second opinion).  A slow one keeps its slice: moved,
+	 * one GUPS hot block in three boots of four stayed slow all phase */
+	if (TIER_BS_TIER(atomic_load_explicit(&blk->state, memory_order_relaxed)) == 0)
+		blk->slice_shift = (uint8_t)(blk->slice_shift + 1 +
+					     (TIER_PAGES_PER_BLOCK / (blk->pull_pages ? blk->pull_pages : 1)) / 3);
 	tier_mon_rearm(m, b);
 }
 

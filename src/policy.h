@@ -23,7 +23,8 @@ struct tier_cand {
 	                     * so it is picked on its luck as much as its heat (the hottest of
 	                     * a hundred noisy estimates; the coldest, or a slice that fell on
 	                     * pages the program never writes): a swap waits for a look made
-	                     * after the pick */
+	                     * after the pick (fast: where it reads under its tier's typical
+	                     * block by the hysteresis factor) */
 	bool chosen;        /* output: move it (to 0 if tier > 0, else to 1) */
 	bool retest;        /* output: slow, it would have displaced fast memory; fast, it would
 	                     * have made room: look again first */
@@ -73,8 +74,9 @@ struct tier_policy_out {
  *     only for slow blocks at least swap_min hot; stop at the first block
  *     that cannot fit.  A slow block picked_on_own is not moved: it is marked
  *     retest (the caller looks again, and moves it on what that look says);
- *     nor is a fast block picked_on_own with heat over the floor (> 0) made
- *     room with: marked retest, passed over this round.
+ *     nor is a fast block picked_on_own with heat over the floor (> 0) but
+ *     under the median fast candidate's by the hysteresis factor made room
+ *     with: marked retest, passed over this round.
  * Each direction stays within its byte budget.  Sorts both arrays (fast:
  * coldest first; slow: hottest first) and marks the chosen candidates. */
 void tier_policy_decide(const struct tier_policy_in *in, struct tier_cand *fast, size_t nfast,
