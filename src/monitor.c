@@ -755,14 +755,7 @@ void tier_monitor_retest(struct tier_mapping *m, uint32_t b)
 	/* the next look starts its estimate afresh (looks 1, its own
 	 * information): what picked the block does not judge it */
 	blk->flags = (uint8_t)((blk->flags | TIER_BF_RETEST) & ~TIER_BF_PULLED);
-	/* a fast block that would make room: elsewhere in it (a slice on
-	 * pages never written reads low at every look, and a look at the same
-	 * pages is no second opinion).  A slow one keeps its slice: moved,
-	 * one GUPS hot block in three boots of four stayed slow all phase */
-	if (TIER_BS_TIER(atomic_load_explicit(&blk->state, memory_order_relaxed)) == 0)
-		blk->slice_shift = (uint8_t)(blk->slice_shift + 1 +
-					     (TIER_PAGES_PER_BLOCK / (blk->pull_pages ? blk->pull_pages : 1)) / 3);
-	tier_mon_rearm(m, b);
+	tier_mon_rearm(m, b); /* a slow candidate: on the watch list already */
 }
 
 /* A block's heat is as uncertain as its fold-to-fold noise and the few
@@ -854,7 +847,7 @@ void tier_monitor_candidates(struct tier_cand *fast, size_t fcap, size_t *nfast,
 			 * Judged on the looks after the pick while they are few;
 			 * past RETEST_LOOKS without a move it is picked anew (each
 			 * judgement on the same fresh looks is another draw) */
-			if (blk->flags & TIER_BF_RETEST) {
+			if (t > 0 && (blk->flags & TIER_BF_RETEST)) {
 				if (!(blk->flags & TIER_BF_PULLED))
 					continue;
 				if (blk->looks > RETEST_LOOKS)
@@ -870,13 +863,8 @@ void tier_monitor_candidates(struct tier_cand *fast, size_t fcap, size_t *nfast,
 					      .lo = heat_lo(blk),
 					      .tier = (uint8_t)t,
 					      .unsure = (blk->flags & TIER_BF_BOUND) != 0,
-					      /* fast, only where a second look comes at once (a
-					       * slice to re-arm): a block armed whole waited for
-					       * the sweep, seconds at the default budget, and the
-					       * GUPS hot set for room */
-					      .picked_on_own = (blk->flags & (TIER_BF_PULLED | TIER_BF_RETEST)) ==
-								       TIER_BF_PULLED &&
-							       (t > 0 || (blk->pull_pages && blk->pull_pages < TIER_PAGES_PER_BLOCK))};
+					      .picked_on_own = t > 0 && (blk->flags & (TIER_BF_PULLED | TIER_BF_RETEST)) ==
+									    TIER_BF_PULLED};
 			if (t == 0 && nf < fcap)
 				fast[nf++] = c;
 			else if (t > 0 && ns < scap)

@@ -98,8 +98,6 @@ void tier_policy_decide(const struct tier_policy_in *in, struct tier_cand *fast,
 	size_t low = (size_t)((double)in->fast_limit * in->wm_low);
 	size_t used = in->fast_used, pbudget = in->promote_budget, dbudget = in->demote_budget;
 	size_t f = 0, s = 0;
-	/* the typical fast block (fast is sorted coldest first) */
-	float typical = nfast ? fast[nfast / 2].heat : 0;
 
 	/* 1. over the high watermark: back down to the low one */
 	if (used > high)
@@ -151,24 +149,6 @@ void tier_policy_decide(const struct tier_policy_in *in, struct tier_cand *fast,
 			 * displaced on that difference */
 			if (fast[g].unsure || !significant(in, hot, &fast[g]))
 				continue;
-			/* a fast block that gives way on one slice's reading,
-			 * far under its tier's typical block, looks again first,
-			 * elsewhere in it: uniform GUPS's victims read 0.5-0.9
-			 * (se 0.2) where their tier read 3-11 and every page is
-			 * written alike, about 9 times a period (their slices
-			 * lay partly on the 16 pages of each 1 MiB slot that
-			 * GUPS never writes).  One that reads like the rest of
-			 * its tier (GUPS's warm blocks before its hot set came
-			 * up: looked at again, one hot block in two boots of
-			 * three stayed slow for the whole phase) or nothing over
-			 * the floor (a hot set gone cold) gives way at once */
-			if (fast[g].picked_on_own && fast[g].heat > 0 &&
-			    (double)fast[g].heat * in->hysteresis < (double)typical) {
-				if (!fast[g].retest)
-					out->retests++;
-				fast[g].retest = true;
-				continue;
-			}
 			if (freed + fast[g].bytes > dbudget)
 				break;
 			fast[g].chosen = true;

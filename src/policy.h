@@ -19,15 +19,11 @@ struct tier_cand {
 	bool unsure;        /* its last look found every page written, so its heat is only "at
 	                     * least": fast, how cold it is is not known; slow, its se (the
 	                     * spread of such reads) means nothing, its lo still holds */
-	bool picked_on_own; /* its heat is the estimate that ranks it (slow: first, fast: last),
-	                     * so it is picked on its luck as much as its heat (the hottest of
-	                     * a hundred noisy estimates; the coldest, or a slice that fell on
-	                     * pages the program never writes): a swap waits for a look made
-	                     * after the pick (fast: where it reads under its tier's typical
-	                     * block by the hysteresis factor) */
+	bool picked_on_own; /* slow: its heat is the estimate that ranks it first, so it is picked
+	                     * on its luck as much as its heat (the hottest of a hundred noisy
+	                     * estimates): a swap waits for a look made after the pick */
 	bool chosen;        /* output: move it (to 0 if tier > 0, else to 1) */
-	bool retest;        /* output: slow, it would have displaced fast memory; fast, it would
-	                     * have made room: look again first */
+	bool retest;        /* output: it would have displaced fast memory; look again first */
 	float thr;          /* a part: the page heat that chose its pages */
 };
 /* Parts of split blocks: its pages elsewhere at least thr hot (up), its
@@ -73,10 +69,7 @@ struct tier_policy_out {
  *     hysteresis factor (or by wide_margin) and by at least swap_gap, and
  *     only for slow blocks at least swap_min hot; stop at the first block
  *     that cannot fit.  A slow block picked_on_own is not moved: it is marked
- *     retest (the caller looks again, and moves it on what that look says);
- *     nor is a fast block picked_on_own with heat over the floor (> 0) but
- *     under the median fast candidate's by the hysteresis factor made room
- *     with: marked retest, passed over this round.
+ *     retest (the caller looks again, and moves it on what that look says).
  * Each direction stays within its byte budget.  Sorts both arrays (fast:
  * coldest first; slow: hottest first) and marks the chosen candidates. */
 void tier_policy_decide(const struct tier_policy_in *in, struct tier_cand *fast, size_t nfast,

@@ -176,14 +176,14 @@ static void split_upkeep(void)
 	tier_ph_state_count();
 }
 
-/* Blocks the policy would have swapped on the looks that ranked them
- * look again before they move (whole blocks only: a part is never
- * picked_on_own). */
-static void retests(const struct tier_cand *c, size_t n)
+/* Slow blocks the policy would have swapped in on the looks that ranked
+ * them first look again before they move (whole blocks only: a part is
+ * never picked_on_own). */
+static void retests(const struct tier_cand *slow, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		if (c[i].retest)
-			tier_monitor_retest(c[i].ref, c[i].block);
+		if (slow[i].retest)
+			tier_monitor_retest(slow[i].ref, slow[i].block);
 }
 
 static size_t move(struct tier_cand *c)
@@ -327,7 +327,7 @@ static void trace(uint32_t period, const struct tier_thresholds *th, const struc
 				continue;
 			uintptr_t a = tier_block_addr(c->ref, c->block);
 			tier_log("trace period %u: %s %#lx heat %.3f lo %.3f se %.3f%s, %u KiB%s; cut %.3f", period,
-				 c->retest ? (k ? "look again before demoting" : "look again at") : k ? "demote" : "promote", (unsigned long)a, (double)c->heat, (double)c->lo, (double)c->se,
+				 c->retest ? "look again at" : k ? "demote" : "promote", (unsigned long)a, (double)c->heat, (double)c->lo, (double)c->se,
 				 c->part == TIER_PART_WHOLE ? "" : " (pages of a split block)", c->bytes >> 10,
 				 c->unsure ? ", unsure" : "", (double)th->cut);
 		}
@@ -428,7 +428,6 @@ size_t tier_balance(uint32_t period)
 	if (s->trace)
 		trace(period, &th, cand_slow, nslow, cand_fast, nfast);
 	retests(cand_slow, nslow);
-	retests(cand_fast, nfast);
 	size_t moved = apply(cand_fast, nfast); /* demotions first: they make room */
 	moved += apply(cand_slow, nslow);
 	rcu_read_unlock();

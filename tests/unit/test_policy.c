@@ -304,47 +304,6 @@ int main(void)
 		tier_policy_decide(&in, fast, 2, slow, 1, &out);
 		ok(slow[0].chosen && !slow[0].retest && out.retests == 0, "with room it moves at once");
 	}
-	/* a fast block that would give way on the looks that rank it coldest,
-	 * reading far under its tier's typical block, is looked at again
-	 * first; one that reads like its tier, or nothing over the floor (a
-	 * hot set gone cold), gives way at once */
-	{
-		float fh[5] = {0.5f, 0.6f, 3.0f, 3.0f, 3.0f}, shh[1] = {5.0f};
-		mk(fast, 5, 0, fh);
-		mk(slow, 1, 1, shh);
-		fast[0].picked_on_own = true;
-		in = full(10 * MB);
-		tier_policy_decide(&in, fast, 5, slow, 1, &out);
-		ok(!fast[0].chosen && fast[0].retest && fast[1].chosen && !fast[1].retest && slow[0].chosen &&
-			   out.retests == 1 && out.swaps == 1,
-		   "0.5 on its own looks, its tier at 3.0: looked at again, 0.6 (judged on later looks) makes "
-		   "the room (%zu retests, %zu swaps)", out.retests, out.swaps);
-		mk(fast, 5, 0, fh);
-		mk(slow, 1, 1, shh);
-		fast[0].picked_on_own = fast[1].picked_on_own = true;
-		in = full(10 * MB);
-		tier_policy_decide(&in, fast, 5, slow, 1, &out);
-		ok(!fast[0].chosen && !fast[1].chosen && fast[0].retest && fast[1].retest && !slow[0].chosen &&
-			   out.retests == 2 && out.swaps == 0,
-		   "both on their own looks: both looked at again, nothing moves (%zu retests)", out.retests);
-		float alike[3] = {0.5f, 0.6f, 0.7f};
-		mk(fast, 3, 0, alike);
-		mk(slow, 1, 1, shh);
-		fast[0].picked_on_own = fast[1].picked_on_own = fast[2].picked_on_own = true;
-		in = full(6 * MB);
-		tier_policy_decide(&in, fast, 3, slow, 1, &out);
-		ok(fast[0].chosen && !fast[0].retest && slow[0].chosen && out.retests == 0 && out.swaps == 1,
-		   "0.5 on its own looks among 0.6 and 0.7: reads like its tier, gives way at once (%zu swaps)",
-		   out.swaps);
-		float cold[5] = {0.0f, 0.6f, 3.0f, 3.0f, 3.0f};
-		mk(fast, 5, 0, cold);
-		mk(slow, 1, 1, shh);
-		fast[0].picked_on_own = fast[1].picked_on_own = true;
-		in = full(10 * MB);
-		tier_policy_decide(&in, fast, 5, slow, 1, &out);
-		ok(fast[0].chosen && !fast[0].retest && slow[0].chosen && out.swaps == 1,
-		   "one reads nothing over the floor: it gives way at once (%zu swaps)", out.swaps);
-	}
 	/* a slow block found all written ("at least"): its se is the spread
 	 * of such reads, as large as the rate; its lo clearing the fast
 	 * block's heat by z of that block's errors is the test */
