@@ -351,9 +351,6 @@ static void timed_visit(struct tier_mapping *m, uint32_t b, bool pull, bool swee
 	tier_mon.sched_ns += tier_clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
 }
 
-/* The watch list, round-robin, until `until` ns are spent (one visit at
- * least when until > 0: a visit cannot be cut short, the budget keeps the
- * debt). */
 /* The sentinel: the hottest fast-tier blocks hold most of the fast
  * tier's hit share, so a moved hot set shows first there (and, gone cold,
  * they cost no faults to look at).  Every SENTINEL_EVERY periods the
@@ -388,6 +385,9 @@ void tier_mon_visit_sentinels(bool pull)
 		timed_visit(pick.m, pick.b, pull, false);
 }
 
+/* The watch list, round-robin, until `until` ns are spent (one visit at
+ * least when until > 0: a visit cannot be cut short, the budget keeps the
+ * debt). */
 void tier_mon_visit_watch(uint64_t until, bool pull)
 {
 	uint32_t n = tier_mon.nwatch;
