@@ -374,8 +374,10 @@ def check(out):
         t.ok(all(c is not None and c >= 0 for c in cpu.values()),
              f"{part}: other CPU measured (not -1) for every contender")
         t.ok(is_png(os.path.join(out, part + ".png")), f"{part}.png written")
+        balloon_held(t, out, part)
     if vm and "servers" in parts:
         check_servers(t, out, want)
+        balloon_held(t, out, "servers")
     if host:
         check_alloc(t, out)
     pngs = (["summary-hit"] + (["summary-servers"] if "servers" in parts else []) if vm else []) + (["summary-alloc"] if host else [])
@@ -401,6 +403,19 @@ def part_exited(t, out, part):
     except OSError:
         m = None
     t.ok(m is not None and m.group(1) == "0", f"{part}: the part exited 0 ({m.group(1) if m else 'no exit line'})")
+
+
+def balloon_held(t, out, part):
+    """bench/balloon.sh's balloon_check: node 0 gained no room during any
+    contender (DAMOS once demoted a locked balloon, and the contenders
+    after it had four times the fast memory of the others)."""
+    try:
+        with open(os.path.join(out, part + ".log")) as f:
+            bad = re.findall(r"^# balloon: .*after (\S+),.*not comparable", f.read(), re.M)
+    except OSError:
+        bad = ["(no log)"]
+    t.ok(not bad, f"{part}: node 0's balloon held through every contender" +
+         (f" (not after {', '.join(bad)})" if bad else ""))
 
 
 def check_servers(t, out, want):

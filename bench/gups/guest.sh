@@ -9,7 +9,7 @@
 #   damon       glibc malloc, DAMON-based tiering (damon_tier.sh)
 #   memtier-*   memkind's memtier by LD_PRELOAD, STATIC_RATIO and
 #               DYNAMIC_THRESHOLD (when libmemkind0 is installed)
-# Node 0 is filled with a locked balloon so that FAST MiB stay free, plus
+# Node 0 is filled with a balloon (huge pages) so that FAST MiB stay free, plus
 # the kernel's watermark reserve, plus a small SLACK (bench/balloon.sh):
 # the footprint overflows it.
 # CSV rows on stdout, summaries on stderr, and before each contender a
@@ -22,13 +22,13 @@ A=${GUPS_A:-12} B=${GUPS_B:-12}
 . "$(dirname "$0")/../balloon.sh"
 SLACK=${GUPS_SLACK:-2}
 balloon_up "$GUPS" "$FAST" "$SLACK"
-echo "# node 0: $(free0) MiB free after a $fill MiB balloon (watermark reserve $reserve MiB, slack $SLACK MiB); footprint $F MiB, hot $H MiB, fast $FAST MiB" >&2
+echo "# node 0: $(free0) MiB free after a $fill MiB balloon ($hugepages huge pages; watermark reserve $reserve MiB, slack $SLACK MiB); footprint $F MiB, hot $H MiB, fast $FAST MiB" >&2
 # pages the kernel migrated during each contender's run, to stderr
 # (bench/report.py sets them against the minimum the workload needs)
 mig() { awk '/^pgmigrate_success/ {print $2}' /proc/vmstat; }
 m0=0
 mark() { m0=$(mig); }
-counted() { echo "migrated $1 $(($(mig) - m0))" >&2; }
+counted() { echo "migrated $1 $(($(mig) - m0))" >&2; balloon_check "$1"; }
 MT=$(ls /usr/lib/*/libmemtier.so.0 2>/dev/null | head -n 1)
 # contenders: oracle, place, the budgets, kernel, first touch, damon, and
 # memtier's two policies when it is installed
@@ -93,4 +93,4 @@ if [ -n "$MT" ]; then
 else
 	echo "# memtier: libmemtier.so.0 not installed (Debian libmemkind0): not run" >&2
 fi
-kill "$balloon"
+balloon_down

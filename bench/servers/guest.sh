@@ -101,6 +101,7 @@ memc_one() { # NAME PREFIX...
 both() { # NAME PREFIX...
 	redis_one "$@"
 	memc_one "$@"
+	balloon_check "$1"
 }
 
 tiering() { # on | off: the kernel's NUMA-balancing tiering
@@ -148,5 +149,5 @@ for pct in ${GUPS_BUDGETS:-20}; do
 	both "tiermalloc-$pct%" env LD_PRELOAD="$LIB" \
 		TIERMALLOC_CONF="fast_limit:${FAST}M,bg_cpu:$(awk -v p="$pct" 'BEGIN { print p / 100 }')"
 done
-kill "$balloon"
+balloon_down
 rm -rf "$tmp"
