@@ -78,6 +78,24 @@ def log_info(path):
     return summ, mig
 
 
+def fast_mib(path):
+    """kv's "fast NAME items_mib= cdf_mib= prob_mib= idx_mib=" lines: the
+    program's memory on node 0 at its end.  Contenders that do not bind
+    their memory may use node 0's watermark reserve as well (the balloon
+    leaves it free), so the same FAST can mean more for them."""
+    out = {}
+    try:
+        for line in open(path):
+            w = line.split()
+            if line.startswith("fast ") and len(w) >= 3:
+                v = [fnum(x.split("=", 1)[1]) for x in w[2:] if "_mib=" in x]
+                if v and None not in v:
+                    out[w[1]] = sum(v)
+    except OSError:
+        pass
+    return out
+
+
 def fnum(x):
     try:
         v = float(str(x).lstrip(">"))
@@ -113,9 +131,11 @@ def vm_part(out, part, title, p, tgt):
     ops = {n: statistics.mean(fnum(r["mups"]) or 0 for r in rows if r["name"] == n) for n in names}
     oracle = fnum(summ.get("oracle", {}).get("steady_hit"))
     mn = min_migration_mib(part, p)
+    fm = fast_mib(os.path.join(out, part + ".log"))
     print(f"### {title}\n")
-    print("| contender | steady hit | vs oracle | reaction after the shift | ops vs oracle | migrated MiB | vs minimum | other CPU, % of a core |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| contender | steady hit | vs oracle | reaction after the shift | ops vs oracle | migrated MiB | vs minimum | other CPU, % of a core |"
+          + (" node 0 MiB at the end |" if fm else ""))
+    print("|---|---|---|---|---|---|---|---|" + ("---|" if fm else ""))
     res = {}
     for n in names:
         s = summ.get(n, {})
@@ -137,13 +157,18 @@ def vm_part(out, part, title, p, tgt):
         oc = oc if oc is not None and oc >= 0 else None
         res[n] = {"hit": hit, "rel": rel, "react": r, "ops": ro, "mig": vm, "cpu": oc}
         print(f"| {n} | {fmt(hit, '.4f')} | {fmt(rel and 100 * rel, '.1f')}% | {react} | "
-              f"{fmt(ro)} | {fmt(mib, '.1f')} | {fmt(vm, '.2f') if mn else 'n/a'} | {fmt(oc and 100 * oc, '.1f')} |")
+              f"{fmt(ro)} | {fmt(mib, '.1f')} | {fmt(vm, '.2f') if mn else 'n/a'} | {fmt(oc and 100 * oc, '.1f')} |"
+              + (f" {fmt(fm.get(n), '.1f')} |" if fm else ""))
     print()
     if mn:
         print(f"Minimum migration: {mn:.0f} MiB (the hot set in and as much out, per hot set placed).\n")
     print("Other CPU: the guest's CPU time beyond the workload thread's own over the run (a tiermalloc "
           "thread, kdamond, kernel migration), share of one core; costs inside the workload's thread "
           "(hinting and write faults) show in its operations instead.\n")
+    if fm:
+        print("Node 0 MiB at the end: the program's items and arrays on the fast node when it ended (the fast "
+              "tier is FAST MiB; a contender that does not bind its memory may also fill node 0's watermark "
+              "reserve, which the balloon leaves free).\n")
     # hit ratio over time, the shift marked
     a = fnum(p.get("B_A")) if part in SHIFTED else None
     hit_plot(rows, names, os.path.join(out, part + ".png"),
