@@ -27,6 +27,11 @@ for f in "$lib/libtiermalloc.so" "$lib/pkgconfig/tiermalloc.pc" "$dest$includedi
 done
 [ -z "$miss" ]
 ok $? "installed: library, .pc, header, command, three man pages${miss:+; missing:$miss}"
+# no static archive: it could not be linked (it and libjemalloc.a both
+# define malloc), and its objects doubled the library's build
+extra=$(find "$dest" -name 'libtiermalloc.a' | sed "s|^$dest||")
+[ -z "$extra" ]
+ok $? "no static archive installed${extra:+: $extra}"
 
 cat >"$tmp/app.c" <<'C'
 #include <stdio.h>
