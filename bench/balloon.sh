@@ -14,13 +14,23 @@
 # migration), and the damon and memtier contenders after it then had
 # 260 MiB of node 0 where the others had 64.
 # Sets $balloon (the locked process's pid, 0 if none), $fill (MiB taken
-# in all), $hugepages (node 0's huge pages taken) and $free_start.
+# in all), $hugepages (node 0's huge pages taken), $free_start, and
+# min_free_kbytes to the kernel's default without THP ($min_free_was).
 #   balloon_up GUPS_BINARY FAST SLACK
 #   balloon_check NAME    after a contender: node 0's room back to where it was
 #   balloon_down
 HP0=/sys/devices/system/node/node0/hugepages/hugepages-2048kB/nr_hugepages
 free0() { awk '/MemFree/ {print int($4 / 1024)}' /sys/devices/system/node/node0/meminfo; }
 balloon_up() {
+	# THP made khugepaged raise min_free_kbytes to about 5% of memory, and
+	# node 0's watermarks to 45-53 MiB: room that a contender which does
+	# not bind its memory fills beside FAST (the kernel's tiering held all
+	# of memcached's 62 MiB of items on node 0 with a 16 MiB fast tier,
+	# 83-86 MiB of KV's with 64).  The kernel's own default without THP,
+	# int_sqrt(lowmem KiB x 16), keeps the watermarks a few MiB.
+	_mf=/proc/sys/vm/min_free_kbytes
+	min_free_was=$(cat "$_mf" 2>/dev/null || echo 0)
+	[ ! -w "$_mf" ] || awk '/^MemTotal/ {printf "%d\n", sqrt($2 * 16)}' /proc/meminfo >"$_mf"
 	# the high watermarks of node 0's zones, MiB: kswapd keeps this much free
 	reserve=$(awk '/^Node 0, zone/ {z=1} /^Node [1-9]/ {z=0} z && $1 == "high" {s += $2} END {print int(s * 4 / 1024) + 2}' /proc/zoneinfo)
 	fill=$(($(free0) - $2 - reserve - $3))
@@ -70,4 +80,5 @@ balloon_check() {
 balloon_down() {
 	[ "$balloon" -le 0 ] || kill "$balloon" 2>/dev/null
 	[ "$hugepages" -le 0 ] || echo 0 >"$HP0"
+	[ "${min_free_was:-0}" -le 0 ] || echo "$min_free_was" >/proc/sys/vm/min_free_kbytes 2>/dev/null
 }

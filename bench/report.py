@@ -228,6 +228,19 @@ def servers(out, p):
     print("\nAbsolute (req/s, p99 us): " + "; ".join(
         f"{n} " + ", ".join(f"{s} {o} {val[(n, s, o)]['rps']}/{val[(n, s, o)]['p99_us']}"
                             for s, o in SERVER_OPS if (n, s, o) in val) for n in names) + ".\n")
+    share = item_shares(os.path.join(out, "servers.log"))
+    if share:
+        print("memcached's items (bench/memc/memc -W after the measured run: each key's value found in the "
+              "server's memory, its node asked of the kernel): the share of the Zipf gets served from node 0, "
+              "against the page oracle (the best placement of the fast tier's size over the server's item "
+              "pages, the same for every contender up to where the allocator put the items).\n")
+        print("| contender | item hit share | page oracle | vs page oracle | items found |")
+        print("|---|---|---|---|---|")
+        for n in names:
+            h, o, f = share.get(n, (None, None, None))
+            print(f"| {n} | {fmt(h, '.4f')} | {fmt(o, '.4f')} | {fmt(ratio(h, o) and 100 * ratio(h, o), '.1f')}% | "
+                  f"{fmt(f, '.0f')} |")
+        print()
     bars(out, "summary-servers", "Servers in the tiered VM: requests per second relative to the oracle",
          "req/s vs oracle", [f"{s} {o}" for s, o in SERVER_OPS], [(n, res[n]) for n in names])
     return res
@@ -443,8 +456,26 @@ def balloon_held(t, out, part):
          (f" (not after {', '.join(bad)})" if bad else ""))
 
 
+def item_shares(path):
+    """guest.sh's "itemshare NAME memcached HIT ORACLE FOUND" lines."""
+    out = {}
+    try:
+        for line in open(path):
+            w = line.split()
+            if line.startswith("itemshare ") and len(w) == 6:
+                out[w[1]] = (fnum(w[3]), fnum(w[4]), fnum(w[5]))
+    except OSError:
+        pass
+    return out
+
+
 def check_servers(t, out, want):
     part_exited(t, out, "servers")
+    share = item_shares(os.path.join(out, "servers.log"))
+    bad = [n for n in want if n not in share or None in share[n] or not share[n][2] or
+           not 0 <= share[n][0] <= 1 or not 0 < share[n][1] <= 1]
+    t.ok(not bad, "servers: memcached's item hit share and page oracle found for every contender" +
+         (f" (missing or out of range: {', '.join(bad)})" if bad else ""))
     head, rows = read_csv(os.path.join(out, "servers.csv"))
     t.ok(head == SRV_COLS, f"servers.csv: columns {','.join(SRV_COLS)}")
     t.ok(len(rows) > 0 and numbers_parse(rows, SRV_COLS, {"name", "server", "op"}),

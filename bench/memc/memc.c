@@ -8,16 +8,28 @@
  *     -s S       Zipf exponent (0.99)        -t SECS   measured time (5)
  *     -n N       stop after N requests instead (0: time only)
  *     -F         fill only: set every key once (pipelined), then exit
+ *     -W PID     where: no requests; find each key's value in memcached
+ *                PID's memory (/proc/PID/mem, root), ask the kernel which
+ *                node holds it (move_pages), and print the share of the
+ *                Zipf gets that node 0 serves, beside the best share any
+ *                placement of -f MIB of its pages on node 0 could give
+ *     -f MIB     with -W: the fast tier's size (16)
  * Popular ranks map to keys through a fixed random permutation, so the
  * hot items are scattered over memcached's slabs as a real cache's are.
  * One connection, one request in flight: each latency is one round trip.
  * Prints one CSV row (with -F: the fill's):
- *   requests,seconds,rps,p50_us,p99_us,miss_ratio */
+ *   requests,seconds,rps,p50_us,p99_us,miss_ratio
+ * With -W: "where found=N hit=X page_oracle=Y".  Each value begins with a
+ * tag "#K<key>:<seq>#", seq growing with every set (microseconds at the
+ * client's start, plus one a set), so that of the copies a key leaves in
+ * memory (freed items keep their bytes) the newest, the live one, counts. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <math.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <numaif.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -105,13 +117,134 @@ static void read_stored(void)
 
 static char *value;
 static size_t vlen;
+static unsigned long long seq;
+
+/* values of at least TAG_MIN bytes carry their key's tag (-W finds them) */
+#define TAG_MIN 48
 
 static size_t set_cmd(char *out, long key)
 {
 	size_t n = (size_t)sprintf(out, "set k%ld 0 0 %zu\r\n", key, vlen);
 	memcpy(out + n, value, vlen);
+	if (vlen >= TAG_MIN) {
+		char tag[TAG_MIN];
+		int t = snprintf(tag, sizeof(tag), "#K%ld:%llu#", key, seq++);
+		memcpy(out + n, tag, (size_t)t);
+	}
 	memcpy(out + n + vlen, "\r\n", 2);
 	return n + vlen + 2;
+}
+
+static int cmp_w(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x > y ? -1 : x < y;
+}
+
+struct pw {
+	uintptr_t page;
+	double w;
+};
+
+static int cmp_page(const void *a, const void *b)
+{
+	uintptr_t x = ((const struct pw *)a)->page, y = ((const struct pw *)b)->page;
+	return x < y ? -1 : x > y;
+}
+
+/* -W: where the live copy of each key's value lies, and what share of the
+ * Zipf gets (prob[k]) node 0 serves; against the best FAST MiB of pages */
+static int where(long pid, long keys, const double *prob, long fast_mib)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%ld/maps", pid);
+	FILE *maps = fopen(path, "r");
+	snprintf(path, sizeof(path), "/proc/%ld/mem", pid);
+	int mem = open(path, O_RDONLY);
+	uintptr_t *at = calloc((size_t)keys, sizeof(*at));
+	unsigned long long *best = calloc((size_t)keys, sizeof(*best));
+	enum { CHUNK = 1 << 20, OVER = TAG_MIN };
+	char *buf = malloc(CHUNK + OVER);
+	if (!maps || mem < 0 || !at || !best || !buf) {
+		perror("memc: -W");
+		return 1;
+	}
+	char line[512];
+	while (fgets(line, sizeof(line), maps)) {
+		unsigned long lo, hi, ino;
+		char perm[8];
+		if (sscanf(line, "%lx-%lx %7s %*s %*s %lu", &lo, &hi, perm, &ino) != 4 || perm[0] != 'r' ||
+		    perm[1] != 'w' || ino != 0)
+			continue; /* the server's anonymous read-write memory */
+		for (unsigned long a = lo; a < hi; a += CHUNK) {
+			size_t want = hi - a < (unsigned long)CHUNK + OVER ? hi - a : (size_t)CHUNK + OVER;
+			ssize_t got = pread(mem, buf, want, (off_t)a);
+			if (got <= 0)
+				continue;
+			size_t end = (size_t)got < (size_t)CHUNK ? (size_t)got : (size_t)CHUNK;
+			for (size_t i = 0; i < end; i++) {
+				if (buf[i] != '#' || i + 2 >= (size_t)got || buf[i + 1] != 'K')
+					continue;
+				char *e;
+				long k = strtol(buf + i + 2, &e, 10);
+				if (e >= buf + got || *e != ':' || k < 0 || k >= keys)
+					continue;
+				unsigned long long q = strtoull(e + 1, &e, 10);
+				if (e >= buf + got || *e != '#')
+					continue;
+				if (q >= best[k]) {
+					best[k] = q;
+					at[k] = a + i;
+				}
+			}
+		}
+	}
+	fclose(maps);
+	close(mem);
+	/* the node of each value's first byte */
+	long found = 0;
+	void **pages = malloc((size_t)keys * sizeof(*pages));
+	long *who = malloc((size_t)keys * sizeof(*who));
+	int *status = malloc((size_t)keys * sizeof(*status));
+	struct pw *pw = malloc((size_t)keys * sizeof(*pw));
+	if (!pages || !who || !status || !pw)
+		return 1;
+	for (long k = 0; k < keys; k++)
+		if (at[k]) {
+			pages[found] = (void *)(at[k] & ~(uintptr_t)4095);
+			who[found++] = k;
+		}
+	for (long off = 0; off < found; off += 4096) {
+		unsigned long c = (unsigned long)(found - off < 4096 ? found - off : 4096);
+		if (move_pages((int)pid, c, pages + off, NULL, status + off, 0)) {
+			perror("memc: move_pages");
+			return 1;
+		}
+	}
+	double all = 0, fast = 0;
+	for (long i = 0; i < found; i++) {
+		double w = prob[who[i]];
+		all += w;
+		fast += status[i] == 0 ? w : 0;
+		pw[i] = (struct pw){(uintptr_t)pages[i], w};
+	}
+	/* the page oracle: the fast tier's worth of the pages drawing most gets */
+	qsort(pw, (size_t)found, sizeof(*pw), cmp_page);
+	long np = 0;
+	for (long i = 0; i < found; i++) {
+		if (np && pw[np - 1].page == pw[i].page)
+			pw[np - 1].w += pw[i].w;
+		else
+			pw[np++] = pw[i];
+	}
+	double *w = malloc((size_t)(np ? np : 1) * sizeof(*w)), top = 0;
+	for (long i = 0; i < np; i++)
+		w[i] = pw[i].w;
+	qsort(w, (size_t)np, sizeof(*w), cmp_w);
+	for (long i = 0; i < np && i < fast_mib * 256; i++)
+		top += w[i];
+	printf("where found=%ld hit=%.4f page_oracle=%.4f\n", found, all > 0 ? fast / all : 0, all > 0 ? top / all : 0);
+	return found ? 0 : 1;
 }
 
 static int cmp_d(const void *a, const void *b)
@@ -123,11 +256,11 @@ static int cmp_d(const void *a, const void *b)
 int main(int argc, char **argv)
 {
 	int port = 11211, opt;
-	long keys = 100000, maxreq = 0;
+	long keys = 100000, maxreq = 0, wpid = 0, fast_mib = 16;
 	double gets = 0.9, s_exp = 0.99, secs = 5;
 	bool fill = false;
 	vlen = 512;
-	while ((opt = getopt(argc, argv, "p:k:d:g:s:t:n:F")) != -1) {
+	while ((opt = getopt(argc, argv, "p:k:d:g:s:t:n:FW:f:")) != -1) {
 		switch (opt) {
 		case 'p': port = atoi(optarg); break;
 		case 'k': keys = atol(optarg); break;
@@ -137,13 +270,38 @@ int main(int argc, char **argv)
 		case 't': secs = atof(optarg); break;
 		case 'n': maxreq = atol(optarg); break;
 		case 'F': fill = true; break;
+		case 'W': wpid = atol(optarg); break;
+		case 'f': fast_mib = atol(optarg); break;
 		default: return 2;
 		}
 	}
-	if (keys < 1 || vlen < 1 || vlen > (1 << 20) || gets < 0 || gets > 1 || port <= 0) {
+	if (keys < 1 || vlen < 1 || vlen > (1 << 20) || gets < 0 || gets > 1 || port <= 0 || wpid < 0 ||
+	    fast_mib < 0) {
 		fprintf(stderr, "memc: bad option value\n");
 		return 2;
 	}
+	if (wpid) { /* the same ranks and permutation as the load below */
+		double *prob = malloc((size_t)keys * sizeof(*prob)), sum = 0;
+		long *perm = malloc((size_t)keys * sizeof(*perm));
+		if (!prob || !perm)
+			return 1;
+		for (long r = 0; r < keys; r++) {
+			sum += 1.0 / pow((double)(r + 1), s_exp);
+			perm[r] = r;
+		}
+		uint64_t seed = 0x9e3779b97f4a7c15ull;
+		for (long r = keys - 1; r > 0; r--) {
+			long j = (long)(rng(&seed) % (uint64_t)(r + 1)), x = perm[r];
+			perm[r] = perm[j];
+			perm[j] = x;
+		}
+		for (long r = 0; r < keys; r++)
+			prob[perm[r]] = 1.0 / pow((double)(r + 1), s_exp) / sum;
+		return where(wpid, keys, prob, fast_mib);
+	}
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	seq = (unsigned long long)ts.tv_sec * 1000000ull + (unsigned long long)ts.tv_nsec / 1000;
 	fd = socket(AF_INET, SOCK_STREAM, 0);
 	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);

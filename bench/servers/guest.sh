@@ -3,7 +3,9 @@
 # contender, the same fast-tier size for all (the GUPS bench's balloon):
 #   redis-server   driven by redis-benchmark: SET and GET, uniform random
 #                  keys over SRV_KEYS keys of SRV_VALUE bytes
-#   memcached      driven by bench/memc/memc: Zipf (s = 0.99) keys, 90% gets
+#   memcached      driven by bench/memc/memc: Zipf (s = 0.99) keys, 90% gets;
+#                  after it, where its items are (memc -W): the share of the
+#                  gets that node 0 serves, and the page oracle's share
 # Contenders:
 #   oracle            everything on the fast node (numactl --membind=0,
 #                     before the balloon is up): the ceiling
@@ -89,6 +91,10 @@ memc_one() { # NAME PREFIX...
 	[ "$FILL" = 0 ] || "$MEMC" -p "$MPORT" -k "$K" -d "$V" -F >/dev/null
 	[ "$WARM" = 0 ] || "$MEMC" -p "$MPORT" -k "$K" -d "$V" -t "$WARM" >/dev/null
 	row=$("$MEMC" -p "$MPORT" -k "$K" -d "$V" -t "$SECS")
+	# where the items are: the share of the Zipf gets node 0 serves, and
+	# the best share FAST MiB of the server's pages could give
+	where=$("$MEMC" -W "$pid" -k "$K" -d "$V" -f "$FAST" 2>&1)
+	echo "itemshare $name memcached $(echo "$where" | sed -n 's/^where found=\([0-9]*\) hit=\([0-9.]*\) page_oracle=\([0-9.]*\)$/\2 \3 \1/p')" >&2
 	kill "$pid"
 	wait "$pid"
 	mig=$(($(migrated) - m0))
