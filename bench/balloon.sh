@@ -21,6 +21,11 @@
 #   balloon_down
 HP0=/sys/devices/system/node/node0/hugepages/hugepages-2048kB/nr_hugepages
 free0() { awk '/MemFree/ {print int($4 / 1024)}' /sys/devices/system/node/node0/meminfo; }
+settle0() { # drop the page cache, compact node 0
+	sync
+	echo 3 >/proc/sys/vm/drop_caches 2>/dev/null
+	echo 1 >/sys/devices/system/node/node0/compact 2>/dev/null
+}
 balloon_up() {
 	# THP made khugepaged raise min_free_kbytes to about 5% of memory, and
 	# node 0's watermarks to 45-53 MiB: room that a contender which does
@@ -33,6 +38,10 @@ balloon_up() {
 	[ ! -w "$_mf" ] || awk '/^MemTotal/ {printf "%d\n", sqrt($2 * 16)}' /proc/meminfo >"$_mf"
 	# the high watermarks of node 0's zones, MiB: kswapd keeps this much free
 	reserve=$(awk '/^Node 0, zone/ {z=1} /^Node [1-9]/ {z=0} z && $1 == "high" {s += $2} END {print int(s * 4 / 1024) + 2}' /proc/zoneinfo)
+	# the page cache is room too (reclaimed under a contender's pressure:
+	# 6-11 MiB after a run), and huge pages need it in whole 2 MiB pieces
+	# (after four parts, 19 MiB of the balloon could not be had so)
+	settle0
 	fill=$(($(free0) - $2 - reserve - $3))
 	hugepages=0
 	if [ -w "$HP0" ] && [ "$fill" -ge 2 ]; then
@@ -66,6 +75,7 @@ balloon_check() {
 	# contender meets node 0 as the first did.  Room that cannot be taken
 	# back, or a balloon that lost pages, makes the figures not comparable.
 	[ -n "${free_start:-}" ] || return 0
+	settle0
 	_f=$(free0)
 	if [ "$_f" -gt $((free_start + 2)) ] && [ -w "$HP0" ]; then
 		echo $((hugepages + (_f - free_start) / 2)) >"$HP0" 2>/dev/null

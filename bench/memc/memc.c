@@ -135,6 +135,25 @@ static size_t set_cmd(char *out, long key)
 	return n + vlen + 2;
 }
 
+/* The Zipf ranks' cdf (total *sum) and a fixed permutation rank -> key;
+ * returns the generator's state after it (the load draws on from there) */
+static uint64_t zipf_keys(long keys, double s_exp, double *cdf, long *perm, double *sum)
+{
+	*sum = 0;
+	for (long r = 0; r < keys; r++) {
+		*sum += 1.0 / pow((double)(r + 1), s_exp);
+		cdf[r] = *sum;
+		perm[r] = r;
+	}
+	uint64_t seed = 0x9e3779b97f4a7c15ull;
+	for (long r = keys - 1; r > 0; r--) {
+		long j = (long)(rng(&seed) % (uint64_t)(r + 1)), x = perm[r];
+		perm[r] = perm[j];
+		perm[j] = x;
+	}
+	return seed;
+}
+
 static int cmp_w(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -280,23 +299,18 @@ int main(int argc, char **argv)
 		fprintf(stderr, "memc: bad option value\n");
 		return 2;
 	}
-	if (wpid) { /* the same ranks and permutation as the load below */
-		double *prob = malloc((size_t)keys * sizeof(*prob)), sum = 0;
-		long *perm = malloc((size_t)keys * sizeof(*perm));
-		if (!prob || !perm)
+	/* Zipf over ranks: cdf, then a permutation rank -> key */
+	double *cdf = malloc((size_t)keys * sizeof(*cdf)), sum = 0;
+	long *perm = malloc((size_t)keys * sizeof(*perm));
+	if (!cdf || !perm)
+		return 1;
+	uint64_t seed = zipf_keys(keys, s_exp, cdf, perm, &sum);
+	if (wpid) { /* each key's share of the gets, in place of its cdf */
+		double *prob = malloc((size_t)keys * sizeof(*prob));
+		if (!prob)
 			return 1;
-		for (long r = 0; r < keys; r++) {
-			sum += 1.0 / pow((double)(r + 1), s_exp);
-			perm[r] = r;
-		}
-		uint64_t seed = 0x9e3779b97f4a7c15ull;
-		for (long r = keys - 1; r > 0; r--) {
-			long j = (long)(rng(&seed) % (uint64_t)(r + 1)), x = perm[r];
-			perm[r] = perm[j];
-			perm[j] = x;
-		}
 		for (long r = 0; r < keys; r++)
-			prob[perm[r]] = 1.0 / pow((double)(r + 1), s_exp) / sum;
+			prob[perm[r]] = (cdf[r] - (r ? cdf[r - 1] : 0)) / sum;
 		return where(wpid, keys, prob, fast_mib);
 	}
 	struct timespec ts;
@@ -329,20 +343,6 @@ int main(int argc, char **argv)
 		double t = now() - t0;
 		printf("%ld,%.3f,%.0f,0,0,0\n", keys, t, (double)keys / t);
 		return 0;
-	}
-	/* Zipf over ranks: cdf, then a permutation rank -> key */
-	double *cdf = malloc((size_t)keys * sizeof(*cdf)), sum = 0;
-	long *perm = malloc((size_t)keys * sizeof(*perm));
-	for (long r = 0; r < keys; r++) {
-		sum += 1.0 / pow((double)(r + 1), s_exp);
-		cdf[r] = sum;
-		perm[r] = r;
-	}
-	uint64_t seed = 0x9e3779b97f4a7c15ull;
-	for (long r = keys - 1; r > 0; r--) {
-		long j = (long)(rng(&seed) % (uint64_t)(r + 1)), x = perm[r];
-		perm[r] = perm[j];
-		perm[j] = x;
 	}
 	size_t cap = 1 << 16, n = 0;
 	double *lat = malloc(cap * sizeof(*lat));
