@@ -1,6 +1,6 @@
 /* Helpers shared by the bench programs (gups, kv, scale, alloc_bench,
  * memc): a monotonic clock, the machine's CPU beyond the caller's, a
- * xorshift generator and the fast-node balloon.  Header-only, static: each program stays one file to build. */
+ * xorshift generator, weights by page and the fast-node balloon.  Header-only, static: each program stays one file to build. */
 #ifndef TIER_BENCH_COMMON_H
 #define TIER_BENCH_COMMON_H
 #include <stdint.h>
@@ -89,14 +89,50 @@ static inline long cdf_rank(const double *cdf, long n, double u)
 	return lo;
 }
 
+/* Weights by page, for the page oracles (kv -o, memc -W): each entry a
+ * page and the share of accesses it draws. */
+struct bench_pw {
+	uintptr_t page;
+	double w;
+};
+
+static inline int bench_pw_by_page(const void *a, const void *b)
+{
+	uintptr_t x = ((const struct bench_pw *)a)->page, y = ((const struct bench_pw *)b)->page;
+	return x < y ? -1 : x > y;
+}
+
+/* heaviest first */
+static inline int bench_pw_by_weight(const void *a, const void *b)
+{
+	double x = ((const struct bench_pw *)a)->w, y = ((const struct bench_pw *)b)->w;
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* Sort v[0..n) by page and merge the entries of a page into one (weights
+ * added); returns the pages. */
+static inline long bench_pw_pages(struct bench_pw *v, long n)
+{
+	qsort(v, (size_t)n, sizeof(*v), bench_pw_by_page);
+	long np = 0;
+	for (long i = 0; i < n; i++)
+		if (np && v[np - 1].page == v[i].page)
+			v[np - 1].w += v[i].w;
+		else
+			v[np++] = v[i];
+	return np;
+}
+
 #ifdef BENCH_BALLOON
 #include <errno.h>
 #include <numaif.h>
 #include <string.h>
 #include <sys/mman.h>
 /* Lock MIB MiB on node 0 and sleep forever, so that the fast node keeps
- * only so much free memory: bound and locked, it is neither demoted nor
- * swapped.  Run in the background; WHO prefixes the error. */
+ * only so much free memory: bound and locked, it is neither reclaimed nor
+ * swapped, but migration may still move it (DAMOS migrate_cold did:
+ * bench/balloon.sh takes node 0's huge pages first and this only for the
+ * rest).  Run in the background; WHO prefixes the error. */
 static inline int bench_balloon(size_t mib, const char *who)
 {
 	size_t len = mib << 20;

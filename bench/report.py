@@ -64,17 +64,23 @@ def dicts(path):
     return [dict(zip(head, r)) for r in rows if len(r) == len(head)]
 
 
+def log_words(path):
+    """A part's log, line by line, split into words (nothing if unreadable)."""
+    try:
+        with open(path) as f:
+            for line in f:
+                yield line.split()
+    except OSError:
+        return
+
+
 def log_info(path):
     summ, mig = {}, {}
-    try:
-        for line in open(path):
-            w = line.split()
-            if line.startswith("summary ") and len(w) >= 3:
-                summ[w[1]] = dict(x.split("=", 1) for x in w[2:] if "=" in x)
-            elif line.startswith("migrated ") and len(w) == 3:
-                mig[w[1]] = int(w[2])
-    except OSError:
-        pass
+    for w in log_words(path):
+        if w[:1] == ["summary"] and len(w) >= 3:
+            summ[w[1]] = dict(x.split("=", 1) for x in w[2:] if "=" in x)
+        elif w[:1] == ["migrated"] and len(w) == 3:
+            mig[w[1]] = int(w[2])
     return summ, mig
 
 
@@ -84,15 +90,11 @@ def fast_mib(path):
     their memory may use node 0's watermark reserve as well (the balloon
     leaves it free), so the same FAST can mean more for them."""
     out = {}
-    try:
-        for line in open(path):
-            w = line.split()
-            if line.startswith("fast ") and len(w) >= 3:
-                v = [fnum(x.split("=", 1)[1]) for x in w[2:] if "_mib=" in x]
-                if v and None not in v:
-                    out[w[1]] = sum(v)
-    except OSError:
-        pass
+    for w in log_words(path):
+        if w[:1] == ["fast"] and len(w) >= 3:
+            v = [fnum(x.split("=", 1)[1]) for x in w[2:] if "_mib=" in x]
+            if v and None not in v:
+                out[w[1]] = sum(v)
     return out
 
 
@@ -459,13 +461,9 @@ def balloon_held(t, out, part):
 def item_shares(path):
     """guest.sh's "itemshare NAME memcached HIT ORACLE FOUND" lines."""
     out = {}
-    try:
-        for line in open(path):
-            w = line.split()
-            if line.startswith("itemshare ") and len(w) == 6:
-                out[w[1]] = (fnum(w[3]), fnum(w[4]), fnum(w[5]))
-    except OSError:
-        pass
+    for w in log_words(path):
+        if w[:1] == ["itemshare"] and len(w) == 6:
+            out[w[1]] = (fnum(w[3]), fnum(w[4]), fnum(w[5]))
     return out
 
 

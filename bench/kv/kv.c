@@ -92,29 +92,12 @@ static double measure(long shift, long hot, double *hot_fast, uint64_t *seed)
 	return hit;
 }
 
-struct pw {
-	uintptr_t page;
-	double w;
-};
-
-static int by_page(const void *a, const void *b)
-{
-	uintptr_t x = ((const struct pw *)a)->page, y = ((const struct pw *)b)->page;
-	return x < y ? -1 : x > y;
-}
-
-static int by_weight_desc(const void *a, const void *b)
-{
-	double x = ((const struct pw *)a)->w, y = ((const struct pw *)b)->w;
-	return x < y ? 1 : x > y ? -1 : 0;
-}
-
 #define BLOCK (2ul << 20)
 
 /* A page of a transparent huge page moves with its 512: split the huge
  * pages under the items first (MADV_COLD over part of one splits it;
  * MADV_NOHUGEPAGE keeps khugepaged off), so the page oracle places pages. */
-static void split_thp(const struct pw *v, long np)
+static void split_thp(const struct bench_pw *v, long np)
 {
 	uintptr_t last = 0;
 	for (long i = 0; i < np; i++) {
@@ -129,7 +112,7 @@ static void split_thp(const struct pw *v, long np)
 
 /* Block weights: each page gets the weight of its 2 MiB block (v sorted
  * by page), so that sorting by weight ranks whole blocks. */
-static void by_block(struct pw *v, long np)
+static void by_block(struct bench_pw *v, long np)
 {
 	for (long i = 0; i < np;) {
 		uintptr_t b = v[i].page & ~(BLOCK - 1);
@@ -147,20 +130,14 @@ static void by_block(struct pw *v, long np)
  * 2 MiB blocks by their weight (fast_mib rounded down to blocks). */
 static int oracle(long fast_mib, bool blocks)
 {
-	struct pw *v = malloc((size_t)n * sizeof(*v));
+	struct bench_pw *v = malloc((size_t)n * sizeof(*v));
 	for (long r = 0; r < n; r++)
-		v[r] = (struct pw){(uintptr_t)page_of(idx[r]), prob[r]};
-	qsort(v, (size_t)n, sizeof(*v), by_page);
-	long np = 0;
-	for (long i = 0; i < n; i++)
-		if (np && v[np - 1].page == v[i].page)
-			v[np - 1].w += v[i].w;
-		else
-			v[np++] = v[i];
+		v[r] = (struct bench_pw){(uintptr_t)page_of(idx[r]), prob[r]};
+	long np = bench_pw_pages(v, n);
 	long fast_pages = fast_mib * (1l << 20) / (long)PG;
 	if (blocks) {
 		by_block(v, np);
-		qsort(v, (size_t)np, sizeof(*v), by_weight_desc);
+		qsort(v, (size_t)np, sizeof(*v), bench_pw_by_weight);
 		/* pages of the heaviest blocks up to fast_mib of blocks */
 		long nb = fast_mib / 2, k = 0, seen = 0;
 		uintptr_t last = 0;
@@ -173,7 +150,7 @@ static int oracle(long fast_mib, bool blocks)
 		fast_pages = k;
 	} else {
 		split_thp(v, np);
-		qsort(v, (size_t)np, sizeof(*v), by_weight_desc);
+		qsort(v, (size_t)np, sizeof(*v), bench_pw_by_weight);
 	}
 	void **pp = malloc((size_t)np * sizeof(*pp));
 	int *nodes = malloc((size_t)np * sizeof(*nodes)), *st = malloc((size_t)np * sizeof(*st));

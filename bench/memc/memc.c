@@ -154,23 +154,6 @@ static uint64_t zipf_keys(long keys, double s_exp, double *cdf, long *perm, doub
 	return seed;
 }
 
-static int cmp_w(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x > y ? -1 : x < y;
-}
-
-struct pw {
-	uintptr_t page;
-	double w;
-};
-
-static int cmp_page(const void *a, const void *b)
-{
-	uintptr_t x = ((const struct pw *)a)->page, y = ((const struct pw *)b)->page;
-	return x < y ? -1 : x > y;
-}
-
 /* -W: where the live copy of each key's value lies, and what share of the
  * Zipf gets (prob[k]) node 0 serves; against the best FAST MiB of pages */
 static int where(long pid, long keys, const double *prob, long fast_mib)
@@ -225,7 +208,7 @@ static int where(long pid, long keys, const double *prob, long fast_mib)
 	void **pages = malloc((size_t)keys * sizeof(*pages));
 	long *who = malloc((size_t)keys * sizeof(*who));
 	int *status = malloc((size_t)keys * sizeof(*status));
-	struct pw *pw = malloc((size_t)keys * sizeof(*pw));
+	struct bench_pw *pw = malloc((size_t)keys * sizeof(*pw));
 	if (!pages || !who || !status || !pw)
 		return 1;
 	for (long k = 0; k < keys; k++)
@@ -245,23 +228,14 @@ static int where(long pid, long keys, const double *prob, long fast_mib)
 		double w = prob[who[i]];
 		all += w;
 		fast += status[i] == 0 ? w : 0;
-		pw[i] = (struct pw){(uintptr_t)pages[i], w};
+		pw[i] = (struct bench_pw){(uintptr_t)pages[i], w};
 	}
 	/* the page oracle: the fast tier's worth of the pages drawing most gets */
-	qsort(pw, (size_t)found, sizeof(*pw), cmp_page);
-	long np = 0;
-	for (long i = 0; i < found; i++) {
-		if (np && pw[np - 1].page == pw[i].page)
-			pw[np - 1].w += pw[i].w;
-		else
-			pw[np++] = pw[i];
-	}
-	double *w = malloc((size_t)(np ? np : 1) * sizeof(*w)), top = 0;
-	for (long i = 0; i < np; i++)
-		w[i] = pw[i].w;
-	qsort(w, (size_t)np, sizeof(*w), cmp_w);
+	long np = bench_pw_pages(pw, found);
+	qsort(pw, (size_t)np, sizeof(*pw), bench_pw_by_weight);
+	double top = 0;
 	for (long i = 0; i < np && i < fast_mib * 256; i++)
-		top += w[i];
+		top += pw[i].w;
 	printf("where found=%ld hit=%.4f page_oracle=%.4f\n", found, all > 0 ? fast / all : 0, all > 0 ? top / all : 0);
 	return found ? 0 : 1;
 }
