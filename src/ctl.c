@@ -408,6 +408,11 @@ static int h_device_reason(const struct req *r, long i, const struct tier_knob *
 	return out(r, &v, sizeof(v));
 }
 U64_STAT(h_migrate_retries, atomic_load(&tier_migrate_stats.retries))
+U64_STAT(h_migrate_refused, atomic_load(&tier_migrate_stats.refused))
+U64_STAT(h_migrate_abandoned, atomic_load(&tier_migrate_stats.abandoned))
+U64_STAT(h_room_short, atomic_load(&tier_balance_stats.room_short))
+U64_STAT(h_room_waits, atomic_load(&tier_balance_stats.room_waits))
+U64_STAT(h_room_closed, atomic_load(&tier_balance_stats.room_closed))
 U64_STAT(h_migrate_misplaced, atomic_load(&tier_migrate_stats.misplaced))
 U64_STAT(h_device_marked, atomic_load(&tier_migrate_stats.held_marked))
 U64_STAT(h_devreg_calls, atomic_load(&tier_devreg_stats.calls))
@@ -585,6 +590,12 @@ static const struct node nodes[] = {
 	{"tier.cxl.report", h_cxl_report, TC_REPORT, true, NULL},
 	/* device awareness (issue 10) */
 	{"stats.migrate_retries", h_migrate_retries, TC_U64, false, "migration.retries"},
+	/* the fast nodes' free room (room.h) */
+	{"stats.migrate_refused", h_migrate_refused, TC_U64, false, "migration.refused"},
+	{"stats.migrate_abandoned", h_migrate_abandoned, TC_U64, false, "migration.abandoned"},
+	{"stats.monitor.room_short", h_room_short, TC_U64, false, "monitor.room_short"},
+	{"stats.monitor.room_waits", h_room_waits, TC_U64, false, "monitor.room_waits"},
+	{"stats.monitor.room_closed", h_room_closed, TC_U64, false, "monitor.room_closed"},
 	{"stats.migrate_misplaced", h_migrate_misplaced, TC_U64, false, "migration.misplaced"},
 	{"stats.device.held_marked", h_device_marked, TC_U64, false, "device.held_marked"},
 	{"stats.device.held_reason", h_device_reason, TC_STR, false, "device.held_reason"},

@@ -115,6 +115,8 @@ static void try_move(struct tier_mapping *m, uint32_t b, int to, struct outcome 
 	long r = node >= 0 ? ((void)nodes, 0) : -1;
 #else
 	long r = node >= 0 ? move_pages(0, n, pages, nodes, status, MPOL_MF_MOVE) : -1;
+	if (r < 0 && node >= 0 && errno == ENOMEM)
+		atomic_fetch_add_explicit(&tier_migrate_stats.refused, 1, memory_order_relaxed);
 #endif
 	if (r < 0) { /* the call itself failed: nothing is known page by page */
 		o->failed = (uint32_t)n;
@@ -255,6 +257,17 @@ size_t tier_migrate_block(struct tier_mapping *m, uint32_t b, int to)
 	return bytes;
 }
 
+bool tier_migrate_abandon(struct tier_mapping *m, uint32_t b, int back)
+{
+	if (!tier_block_movable(m, b) || !tier_place_move_block(m, b, back))
+		return false;
+	tier_bind(tier_block_addr(m, b), TIER_BLOCK, back, false);
+	m->blocks[b].stragglers = MIGRATE_RETRIES;
+	m->blocks[b].hold_tries = 0;
+	atomic_fetch_add_explicit(&tier_migrate_stats.abandoned, 1, memory_order_relaxed);
+	return true;
+}
+
 uint32_t tier_migrate_pages(struct tier_mapping *m, uint32_t b, const uint16_t *idx, uint32_t n, int to,
 			    uint16_t *moved_idx)
 {
@@ -277,7 +290,10 @@ uint32_t tier_migrate_pages(struct tier_mapping *m, uint32_t b, const uint16_t *
 #ifdef TIER_MUTATE_NOMOVE /* test-only mutant (tests/README.md): the split block's pages stay */
 	if (((void)nodes, (void)pages, 0))
 #else
-	if (move_pages(0, n, pages, nodes, status, MPOL_MF_MOVE) >= 0)
+	long rr = move_pages(0, n, pages, nodes, status, MPOL_MF_MOVE);
+	if (rr < 0 && errno == ENOMEM)
+		atomic_fetch_add_explicit(&tier_migrate_stats.refused, 1, memory_order_relaxed);
+	if (rr >= 0)
 #endif
 		for (uint32_t i = 0; i < n; i++)
 			if (status[i] == node)

@@ -18,6 +18,9 @@ struct tier_migrate_stats {
 	_Atomic uint64_t audited;       /* blocks whose pages' nodes were sampled */
 	_Atomic uint64_t misplaced;     /* ... and found partly on another tier */
 	_Atomic uint64_t held_marked;   /* blocks found device-held, ever */
+	_Atomic uint64_t refused;       /* moves the target node refused for want of memory
+	                                 * (move_pages: ENOMEM), after the kernel's reclaim */
+	_Atomic uint64_t abandoned;     /* moves given up, their blocks counted back (tier_migrate_abandon) */
 	_Atomic uintptr_t last_held_addr;
 	_Atomic int last_held_status;   /* -errno or TIER_HOLD_KEPT */
 	_Atomic unsigned last_held_tries;
@@ -29,6 +32,10 @@ extern struct tier_migrate_stats tier_migrate_stats;
  * batch.  Returns the committed bytes moved in the accounting, 0 when the
  * block changed under us or may not move.  Caller holds rcu_read_lock. */
 size_t tier_migrate_block(struct tier_mapping *m, uint32_t b, int to);
+/* Give up a move whose pages could not follow: count block b on tier
+ * `back` again and bind it there; its pages that did move go back through
+ * the retries.  Returns false when the block changed state meanwhile. */
+bool tier_migrate_abandon(struct tier_mapping *m, uint32_t b, int back);
 /* Move pages idx[0..n) of block b of m (page indexes in the block) to
  * tier `to` in one batch, leaving the block's policy and accounting as
  * they are (a split block: the caller counts its pages elsewhere).

@@ -1,5 +1,6 @@
 #include <math.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "heat_hist.h"
 #include "policy.h"
@@ -97,6 +98,7 @@ void tier_policy_decide(const struct tier_policy_in *in, struct tier_cand *fast,
 	size_t high = (size_t)((double)in->fast_limit * in->wm_high);
 	size_t low = (size_t)((double)in->fast_limit * in->wm_low);
 	size_t used = in->fast_used, pbudget = in->promote_budget, dbudget = in->demote_budget;
+	size_t room = in->room_capped ? in->fast_room : SIZE_MAX;
 	size_t f = 0, s = 0;
 
 	/* 1. over the high watermark: back down to the low one */
@@ -105,6 +107,7 @@ void tier_policy_decide(const struct tier_policy_in *in, struct tier_cand *fast,
 			fast[f].chosen = true;
 			used -= fast[f].bytes;
 			dbudget -= fast[f].bytes;
+			room = room > SIZE_MAX - fast[f].bytes ? SIZE_MAX : room + fast[f].bytes;
 			out->demote_bytes += fast[f].bytes;
 			out->demote_blocks++;
 		}
@@ -113,8 +116,11 @@ void tier_policy_decide(const struct tier_policy_in *in, struct tier_cand *fast,
 	for (; s < nslow && slow[s].heat >= in->min_heat && slow[s].heat > 0; s++) {
 		if (used + slow[s].bytes > high || slow[s].bytes > pbudget)
 			break;
+		if (slow[s].bytes > room)
+			break; /* the budget has room, the node not: a swap may (counted there) */
 		slow[s].chosen = true;
 		used += slow[s].bytes;
+		room -= slow[s].bytes;
 		pbudget -= slow[s].bytes;
 		out->promote_bytes += slow[s].bytes;
 		out->promote_blocks++;
@@ -137,7 +143,9 @@ void tier_policy_decide(const struct tier_policy_in *in, struct tier_cand *fast,
 		while (f < nfast && fast[f].chosen)
 			f++;
 		size_t freed = 0, np = 0;
-		for (size_t g = f; g < nfast && used - freed + hot->bytes > high && np < SWAP_PICKS; g++) {
+		/* what the budget and the node both need freed first */
+#define NEEDS_ROOM (used - freed + hot->bytes > high || (hot->bytes > freed && hot->bytes - freed > room))
+		for (size_t g = f; g < nfast && NEEDS_ROOM && np < SWAP_PICKS; g++) {
 			if (fast[g].chosen)
 				continue;
 			if (!hotter_by_heat(in, hot, &fast[g]))
@@ -155,8 +163,10 @@ void tier_policy_decide(const struct tier_policy_in *in, struct tier_cand *fast,
 			picks[np++] = g;
 			freed += fast[g].bytes;
 		}
-		if (used - freed + hot->bytes > high) {
+		if (NEEDS_ROOM) {
 			/* not enough colder memory to give way */
+			if (used - freed + hot->bytes <= high)
+				out->room_short++;
 			unpick(fast, picks, np);
 			tries++;
 			continue;
@@ -180,12 +190,15 @@ void tier_policy_decide(const struct tier_policy_in *in, struct tier_cand *fast,
 			out->swaps++;
 		}
 		used = used - freed + hot->bytes;
+		room = hot->bytes > freed ? room - (hot->bytes - freed)
+		       : room > SIZE_MAX - (freed - hot->bytes) ? SIZE_MAX : room + (freed - hot->bytes);
 		dbudget -= freed;
 		pbudget -= hot->bytes;
 		hot->chosen = true;
 		out->promote_bytes += hot->bytes;
 		out->promote_blocks++;
 	}
+#undef NEEDS_ROOM
 	out->fast_after = used;
 }
 

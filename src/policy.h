@@ -42,11 +42,18 @@ struct tier_policy_in {
 	float wide_margin;      /* a heat gap this wide is enough for a swap */
 	float swap_min;         /* a swap needs the slow block surely (its lo) this hot (0: any) */
 	float z;                /* a swap needs a gap of z standard errors (0: any) */
+	/* The fast nodes' real free room (room.h) when room_capped: promotions
+	 * fit in it and in what the round's demotions free, beside the budget.
+	 * It never forces a demotion: memory that others took is not ours to
+	 * give back. */
+	bool room_capped;
+	size_t fast_room;
 };
 
 struct tier_policy_out {
 	size_t promote_bytes, demote_bytes, promote_blocks, demote_blocks, swaps, retests;
 	size_t fast_after;
+	size_t room_short;      /* promotions the budget allowed that the free room did not */
 };
 
 /* Significance: a swap displaces fast memory for slow memory that is

@@ -382,6 +382,8 @@ static void walk(struct tier_emitter *e, const struct snap *s)
 	tier_emit_u64(e, "failed_pages", "failed", s->mig.failed_pages);
 	tier_emit_u64(e, "ns", "CPU ns", s->mig.ns);
 	tier_emit_u64(e, "retries", NULL, s->retries);
+	tier_emit_u64(e, "refused", "refused by a full node", atomic_load(&tier_migrate_stats.refused));
+	tier_emit_u64(e, "abandoned", "given up", atomic_load(&tier_migrate_stats.abandoned));
 	tier_emit_u64(e, "audited", "blocks audited", s->mig.audited);
 	tier_emit_u64(e, "misplaced", "found with pages on another tier", s->mig.misplaced);
 	tier_emit_dict_end(e);
@@ -427,6 +429,13 @@ static void walk(struct tier_emitter *e, const struct snap *s)
 	tier_emit_u64(e, "retests", "swaps that looked again first", s->mon.retests);
 	tier_emit_u64(e, "rounds_skipped", "rounds with nothing new", s->mon.skipped);
 	tier_emit_double(e, "hit_share", "fast-tier heat share", (double)tier_balance_stats.hit_share);
+	tier_emit_u64(e, "room_short", "promotions the fast nodes' free room held back",
+		      atomic_load(&tier_balance_stats.room_short));
+	tier_emit_u64(e, "room_waits", "retries put off for room", atomic_load(&tier_balance_stats.room_waits));
+	tier_emit_u64(e, "room_closed", "refusals that closed them a while", atomic_load(&tier_balance_stats.room_closed));
+	int64_t room = atomic_load(&tier_balance_stats.fast_room);
+	tier_emit_int(e, "fast_room_mib", "their free room at the last look (MiB, -1 unread)",
+		      room < 0 ? -1 : (int)(room >> 20));
 	per_source(e, "floors", NULL, TIER_EV_DOUBLE, s->mon.floor, sizeof(s->mon.floor[0]));
 	tier_emit_dict_end(e);
 	walk_pages(e);

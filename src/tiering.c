@@ -13,9 +13,10 @@
 #include "pageheat.h"
 #include "place.h"
 #include "policy.h"
+#include "room.h"
 #include "tiering.h"
 
-struct tier_balance_stats tier_balance_stats;
+struct tier_balance_stats tier_balance_stats = {.fast_room = -1};
 static pthread_mutex_t balance_mutex = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t cur_period;
 
@@ -31,7 +32,13 @@ static struct tier_cand cand_fast[CAND_MAX], cand_slow[CAND_MAX];
 static struct {
 	struct tier_mapping *m;
 	uint32_t b;
+	uint32_t waited; /* rounds its pages have waited for room on the fast nodes */
 } stragglers[STRAGGLERS_MAX];
+/* A promotion whose pages wait this many rounds for room is given up: its
+ * block counts against the fast-tier budget while its pages sit slow.  In
+ * the KV bench 7-10 blocks waited at any time (14-20 MiB of a 64 MiB
+ * budget held by pages on node 1). */
+#define ROOM_WAIT_ROUNDS 8
 static uint32_t nstragglers;
 
 static void straggler_add(struct tier_mapping *m, uint32_t b)
@@ -41,8 +48,78 @@ static void straggler_add(struct tier_mapping *m, uint32_t b)
 			return;
 	if (nstragglers < STRAGGLERS_MAX) {
 		stragglers[nstragglers].m = m;
+		stragglers[nstragglers].waited = 0;
 		stragglers[nstragglers++].b = b;
 	}
+}
+
+/* The fast nodes' free room (room.h), read at most once a round and once
+ * more after the round's demotions, then counted down by what each
+ * promotion takes.  A move into a full node gets its pages refused after
+ * reclaim and compaction: in the tiered VM's KV bench (node 0 squeezed to
+ * the budget and its watermarks) whole blocks moved none of their 511
+ * pages, 40-60 ms a try, and their retries failed again every period until
+ * room came: 60-75% of the engine's migration CPU. */
+static struct {
+	bool stale, known;
+	size_t bytes;
+	/* a node that refused a move (ENOMEM) is taken as full until then:
+	 * its free pages can be under watermarks that the reserve read
+	 * misses (the kernel boosts them for a while after fragmenting
+	 * allocations) */
+	uint64_t closed_until, refused_seen;
+	uint32_t backoff_ms;
+	size_t credit; /* bytes this round's demotions freed: a closed node's room */
+} room;
+
+/* Refusals back off from ROOM_BACKOFF_MIN_MS, doubling to the max while
+ * they repeat. */
+#define ROOM_BACKOFF_MIN_MS 250
+#define ROOM_BACKOFF_MAX_MS 8000
+
+static void room_read(void)
+{
+	room.stale = false;
+	if (tier_clock_ns(CLOCK_MONOTONIC) < room.closed_until) {
+		room.known = true;
+		room.bytes = room.credit;
+		return;
+	}
+	room.known = tier_room_free(tier_place.nodes[0], &room.bytes);
+	if (room.known)
+		atomic_store(&tier_balance_stats.fast_room, (int64_t)room.bytes);
+}
+
+/* Whether `bytes` fit (unknown room: yes); if so they are taken. */
+static bool room_take(size_t bytes)
+{
+	if (room.stale)
+		room_read();
+	if (!room.known)
+		return true;
+	if (bytes > room.bytes)
+		return false;
+	room.bytes -= bytes;
+	return true;
+}
+
+/* After a promotion: a refusal closes the fast nodes for a while; a move
+ * that went through shortens the next closing. */
+static void room_after_move(void)
+{
+	uint64_t r = atomic_load_explicit(&tier_migrate_stats.refused, memory_order_relaxed);
+	if (r == room.refused_seen) {
+		room.backoff_ms /= 2;
+		return;
+	}
+	room.refused_seen = r;
+	room.backoff_ms = room.backoff_ms < ROOM_BACKOFF_MIN_MS ? ROOM_BACKOFF_MIN_MS
+			  : room.backoff_ms * 2 > ROOM_BACKOFF_MAX_MS ? ROOM_BACKOFF_MAX_MS : room.backoff_ms * 2;
+	room.closed_until = tier_clock_ns(CLOCK_MONOTONIC) + (uint64_t)room.backoff_ms * 1000000u;
+	room.known = true;
+	room.bytes = 0;
+	room.stale = false;
+	atomic_fetch_add_explicit(&tier_balance_stats.room_closed, 1, memory_order_relaxed);
 }
 
 static void retry_stragglers(void)
@@ -50,8 +127,24 @@ static void retry_stragglers(void)
 	for (uint32_t i = 0; i < nstragglers;) {
 		struct tier_mapping *m = stragglers[i].m;
 		uint32_t b = stragglers[i].b, sg = m->blocks[b].stragglers;
-		if (sg > 1 || (sg == 1 && cur_period % 8 == 0))
+		uint32_t st = atomic_load_explicit(&m->blocks[b].state, memory_order_relaxed);
+		/* pages left behind by a promotion wait for room on the fast nodes */
+		bool wait = TIER_BS_TIER(st) == 0 && sg && (sg > 1 || cur_period % 8 == 0) &&
+			    !room_take((size_t)(st & TIER_BS_PAGES) << TIER_PAGE_SHIFT);
+		if (wait) {
+			atomic_fetch_add_explicit(&tier_balance_stats.room_waits, 1, memory_order_relaxed);
+			if (++stragglers[i].waited >= ROOM_WAIT_ROUNDS && tier_migrate_abandon(m, b, 1)) {
+				tier_monitor_moved(m, b, 0, 1);
+				stragglers[i].waited = 0; /* its pages that moved come back */
+			}
+			i++;
+			continue;
+		}
+		if (sg > 1 || (sg == 1 && cur_period % 8 == 0)) {
 			tier_migrate_retry(m, b);
+			if (TIER_BS_TIER(st) == 0)
+				room_after_move();
+		}
 		if (!m->blocks[b].stragglers)
 			stragglers[i] = stragglers[--nstragglers];
 		else
@@ -165,7 +258,13 @@ static void split_upkeep(void)
 			for (uint32_t p = 0; p < TIER_PAGES_PER_BLOCK; p++)
 				if (tier_ph_away(e, p))
 					idx[n++] = (uint16_t)p;
-			uint32_t k = tier_migrate_pages(m, e->b, idx, n, home, done);
+			/* coming home to a full fast node waits for room (room_take) */
+			uint32_t k = 0;
+			if (home != 0 || room_take((size_t)n << TIER_PAGE_SHIFT)) {
+				k = tier_migrate_pages(m, e->b, idx, n, home, done);
+				if (home == 0)
+					room_after_move();
+			}
 			for (uint32_t j = 0; j < k; j++)
 				tier_ph_set_away(e, done[j], false);
 		}
@@ -227,8 +326,18 @@ static size_t apply(struct tier_cand *c, size_t n)
 			continue;
 		struct tier_mapping *m = c[i].ref;
 		struct tier_block *blk = &m->blocks[c[i].block];
+		/* the plan counted the room before the round's demotions, which
+		 * free less than their blocks' bytes when others take the pages
+		 * meanwhile: each promotion looks again */
+		if (c[i].tier && !room_take(c[i].bytes)) {
+			c[i].chosen = false;
+			atomic_fetch_add_explicit(&tier_balance_stats.room_short, 1, memory_order_relaxed);
+			continue;
+		}
 		uint32_t last = blk->policy_epoch;
 		size_t b = move(&c[i]);
+		if (c[i].tier)
+			room_after_move();
 		if (!b)
 			continue;
 		blk->policy_epoch = cur_period ? cur_period : 1;
@@ -368,6 +477,8 @@ size_t tier_balance(uint32_t period)
 		return 0;
 	}
 	rcu_read_lock();
+	room.stale = true; /* read again when first needed this round */
+	room.credit = 0;
 	audit();
 	retry_stragglers();
 	split_upkeep();
@@ -423,12 +534,27 @@ size_t tier_balance(uint32_t period)
 		.swap_min = th.swap_min,
 		.z = TIER_SWAP_Z,
 	};
+	/* promotions need pages on the fast nodes, not only budget: read what
+	 * they have free (only when something may be promoted: one sysfs read
+	 * per fast node) */
+	if (nslow && nt > 1) {
+		room.stale = true;
+		room_read();
+		in.room_capped = room.known;
+		in.fast_room = room.bytes;
+	}
 	struct tier_policy_out out;
 	tier_policy_decide(&in, cand_fast, nfast, cand_slow, nslow, &out);
 	if (s->trace)
 		trace(period, &th, cand_slow, nslow, cand_fast, nfast);
 	retests(cand_slow, nslow);
 	size_t moved = apply(cand_fast, nfast); /* demotions first: they make room */
+	/* ... less than their bytes when others took pages meanwhile (the
+	 * program's own fast-first allocations): the promotions look again */
+	if (moved) {
+		room.stale = true;
+		room.credit = moved;
+	}
 	moved += apply(cand_slow, nslow);
 	rcu_read_unlock();
 	double all;
@@ -441,6 +567,7 @@ size_t tier_balance(uint32_t period)
 		atomic_fetch_add(&tier_balance_stats.gains, 1);
 	atomic_fetch_add(&tier_balance_stats.swaps, out.swaps);
 	atomic_fetch_add(&tier_balance_stats.retests, out.retests);
+	atomic_fetch_add(&tier_balance_stats.room_short, out.room_short);
 	atomic_store(&tier_balance_stats.last_candidates, nfast + nslow);
 	tier_balance_stats.cut = th.cut;
 	tier_balance_stats.swap_min = th.swap_min;

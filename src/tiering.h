@@ -73,6 +73,10 @@ struct tier_balance_stats {
 	                                * estimate of the share of accesses served fast */
 	_Atomic bool gain;             /* the change detector: something to gain now (bursts) */
 	_Atomic uint64_t gains;        /* rounds that saw a gain */
+	_Atomic uint64_t room_short;   /* promotions the fast nodes' free room held back (room.h) */
+	_Atomic uint64_t room_waits;   /* retries of pages a promotion left behind put off for room */
+	_Atomic uint64_t room_closed;  /* times a refused move closed the fast nodes for a while */
+	_Atomic int64_t fast_room;     /* that room at the last round that promoted, bytes; -1 unknown */
 };
 extern struct tier_balance_stats tier_balance_stats;
 

@@ -327,5 +327,47 @@ int main(void)
 		ok(slow[0].chosen && fast[0].chosen && fast[1].chosen && out.promote_bytes == 64 * 4096,
 		   "a hot part of 64 pages displaces two cold parts of 48 (%zu bytes in)", out.promote_bytes);
 	}
+	/* the fast nodes' free room (room.h): the budget has room for 4
+	 * blocks, the node for 1; a swap's demotions make its room */
+	{
+		float sh[4] = {9, 8, 7, 6}, fh[2] = {0.1f, 0.2f};
+		mk(slow, 4, 1, sh);
+		in = base(20 * MB, 10 * MB); /* high 18 MB: room for 4 blocks */
+		in.room_capped = true;
+		in.fast_room = 3 * MB;
+		tier_policy_decide(&in, fast, 0, slow, 4, &out);
+		ok(out.promote_blocks == 1 && slow[0].chosen && !slow[1].chosen && out.room_short == 3,
+		   "budget room for 4 blocks, node room for 1: one promoted, the other three held back (%zu, %zu)",
+		   out.promote_blocks, out.room_short);
+		in.fast_room = 0;
+		mk(slow, 4, 1, sh);
+		tier_policy_decide(&in, fast, 0, slow, 4, &out);
+		ok(out.promote_blocks == 0 && out.demote_blocks == 0,
+		   "no node room and nothing cold to give way: nothing moves");
+		in.room_capped = false;
+		mk(slow, 4, 1, sh);
+		tier_policy_decide(&in, fast, 0, slow, 4, &out);
+		ok(out.promote_blocks == 4 && out.room_short == 0, "room not known: the budget alone decides");
+		/* under the budget's high watermark but the node full: a hot
+		 * block still swaps in for a cold one, the room the demotion frees */
+		mk(slow, 1, 1, sh);
+		mk(fast, 2, 0, fh);
+		in = base(20 * MB, 4 * MB);
+		in.z = TIER_SWAP_Z;
+		in.room_capped = true;
+		in.fast_room = 0;
+		tier_policy_decide(&in, fast, 2, slow, 1, &out);
+		ok(slow[0].chosen && out.demote_blocks == 1 && fast[0].chosen && !fast[1].chosen && out.swaps == 1,
+		   "node full, budget not: one cold block gives way for the hot one (%zu out)", out.demote_blocks);
+		/* over the budget's high watermark: demotions are the budget's, the
+		 * node's room never forces one */
+		mk(fast, 2, 0, fh);
+		in = base(4 * MB, 4 * MB);
+		in.room_capped = true;
+		in.fast_room = 0;
+		in.wm_high = 1.0;
+		tier_policy_decide(&in, fast, 2, slow, 0, &out);
+		ok(out.demote_blocks == 0, "a full node under the budget's watermark demotes nothing");
+	}
 	return done();
 }
