@@ -223,6 +223,7 @@ static uint64_t move_block_pages(struct tier_mapping *m, uint32_t b, int to)
 	struct outcome o;
 	try_move(m, b, to, &o);
 	m->blocks[b].stragglers = o.failed ? MIGRATE_RETRIES : 0;
+	m->blocks[b].left = (uint16_t)o.failed;
 	track(m, b, &o);
 	return o.failed;
 }

@@ -79,6 +79,7 @@ struct tier_block {
 	uint16_t hold_pages;       /* failing pages */
 	uint8_t hold_tries;        /* tries in the streak */
 	int16_t hold_status;       /* the last status seen (-errno, or TIER_HOLD_KEPT) */
+	uint16_t left;             /* pages the last try left behind (migrate.c) */
 };
 
 struct tier_mapping {

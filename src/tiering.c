@@ -34,10 +34,13 @@ static struct {
 	uint32_t b;
 	uint32_t waited; /* rounds its pages have waited for room on the fast nodes */
 } stragglers[STRAGGLERS_MAX];
-/* A promotion whose pages wait this many rounds for room is given up: its
- * block counts against the fast-tier budget while its pages sit slow.  In
- * the KV bench 7-10 blocks waited at any time (14-20 MiB of a 64 MiB
- * budget held by pages on node 1). */
+/* A promotion that left most of its pages behind, waiting this many rounds
+ * for room, is given up: its block counts against the fast-tier budget
+ * while its pages sit slow.  In the KV bench 7-10 blocks waited at any
+ * time (14-20 MiB of a 64 MiB budget held by pages on node 1).  One that
+ * left a few (pages busy at that instant) waits: giving it up sends its
+ * moved pages back (GUPS's shift: 14-15 hot blocks given up a run, the
+ * reaction 6.7 s and more). */
 #define ROOM_WAIT_ROUNDS 8
 static uint32_t nstragglers;
 
@@ -129,11 +132,13 @@ static void retry_stragglers(void)
 		uint32_t b = stragglers[i].b, sg = m->blocks[b].stragglers;
 		uint32_t st = atomic_load_explicit(&m->blocks[b].state, memory_order_relaxed);
 		/* pages left behind by a promotion wait for room on the fast nodes */
+		uint32_t left = m->blocks[b].left;
 		bool wait = TIER_BS_TIER(st) == 0 && sg && (sg > 1 || cur_period % 8 == 0) &&
-			    !room_take((size_t)(st & TIER_BS_PAGES) << TIER_PAGE_SHIFT);
+			    !room_take((size_t)left << TIER_PAGE_SHIFT);
 		if (wait) {
 			atomic_fetch_add_explicit(&tier_balance_stats.room_waits, 1, memory_order_relaxed);
-			if (++stragglers[i].waited >= ROOM_WAIT_ROUNDS && tier_migrate_abandon(m, b, 1)) {
+			if (++stragglers[i].waited >= ROOM_WAIT_ROUNDS && 2 * left > (st & TIER_BS_PAGES) &&
+			    tier_migrate_abandon(m, b, 1)) {
 				tier_monitor_moved(m, b, 0, 1);
 				stragglers[i].waited = 0; /* its pages that moved come back */
 			}
