@@ -300,6 +300,7 @@ settled() { [ $(($(stat -c %Z "$tmp/run/$echan" 2>/dev/null || echo 0) + 6)) -le
 "$TM" top --once >"$tmp/top3" 2>&1
 left=$(ls "$tmp/run" | grep -c "^$epid-")
 alive=$(kill -0 $epid 2>/dev/null && echo yes)
+[ "$left" = 0 ] || diag "left by exec: $echan ctime $(stat -c %Z "$tmp/run/$echan" 2>&1) now $(date +%s) comm $(cat /proc/$epid/comm 2>&1) mapped $(grep -c "$echan" /proc/$epid/maps 2>&1) top: $(head -c 300 "$tmp/top3")"
 kill $epid 2>/dev/null
 wait $epid 2>/dev/null
 [ "$had" = 1 ] && [ "$left" = 0 ] && [ "$alive" = yes ]
