@@ -1,6 +1,7 @@
 /* The fast nodes' free room (room.h): MemFree from each node's meminfo,
- * less the node's high watermarks from /proc/zoneinfo.  No stdio, no
- * malloc: it runs on the background thread, under the balance lock. */
+ * less its zones' high watermarks and lowmem protections from
+ * /proc/zoneinfo.  No stdio, no malloc: it runs on the background thread,
+ * under the balance lock. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
