@@ -88,6 +88,18 @@ static bool hold_like(int st)
 	return st == TIER_HOLD_KEPT || st == -EBUSY || st == -EAGAIN;
 }
 
+#ifndef TIER_MUTATE_NOMOVE
+/* move_pages(2), counting a refusal: the target node had no memory after
+ * the kernel's reclaim (tiering.c then takes the fast nodes as full). */
+static long move_counted(unsigned long n, void **pages, const int *nodes, int *status)
+{
+	long r = move_pages(0, n, pages, nodes, status, MPOL_MF_MOVE);
+	if (r < 0 && errno == ENOMEM)
+		atomic_fetch_add_explicit(&tier_migrate_stats.refused, 1, memory_order_relaxed);
+	return r;
+}
+#endif
+
 static uint32_t ms_now(void) { return (uint32_t)(tier_clock_ns(CLOCK_MONOTONIC) / 1000000u); }
 
 /* Move the committed pages of block b to tier `to`. */
@@ -114,9 +126,7 @@ static void try_move(struct tier_mapping *m, uint32_t b, int to, struct outcome 
 #ifdef TIER_MUTATE_NOMOVE /* test-only mutant (tests/README.md): the move does nothing */
 	long r = node >= 0 ? ((void)nodes, 0) : -1;
 #else
-	long r = node >= 0 ? move_pages(0, n, pages, nodes, status, MPOL_MF_MOVE) : -1;
-	if (r < 0 && node >= 0 && errno == ENOMEM)
-		atomic_fetch_add_explicit(&tier_migrate_stats.refused, 1, memory_order_relaxed);
+	long r = node >= 0 ? move_counted(n, pages, nodes, status) : -1;
 #endif
 	if (r < 0) { /* the call itself failed: nothing is known page by page */
 		o->failed = (uint32_t)n;
@@ -291,10 +301,7 @@ uint32_t tier_migrate_pages(struct tier_mapping *m, uint32_t b, const uint16_t *
 #ifdef TIER_MUTATE_NOMOVE /* test-only mutant (tests/README.md): the split block's pages stay */
 	if (((void)nodes, (void)pages, 0))
 #else
-	long rr = move_pages(0, n, pages, nodes, status, MPOL_MF_MOVE);
-	if (rr < 0 && errno == ENOMEM)
-		atomic_fetch_add_explicit(&tier_migrate_stats.refused, 1, memory_order_relaxed);
-	if (rr >= 0)
+	if (move_counted(n, pages, nodes, status) >= 0)
 #endif
 		for (uint32_t i = 0; i < n; i++)
 			if (status[i] == node)

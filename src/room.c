@@ -30,26 +30,6 @@ static unsigned long long number(const char *s, const char **end)
 	return v;
 }
 
-bool tier_room_parse_memfree(const char *text, size_t *bytes)
-{
-	/* "Node 0 MemFree:   12345 kB" */
-	for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
-		const char *k = strstr(l, "MemFree:");
-		const char *nl = strchr(l, '\n');
-		if (!k || (nl && k > nl))
-			continue;
-		const char *v = k + 8, *end;
-		while (*v == ' ' || *v == '\t')
-			v++;
-		unsigned long long kb = number(v, &end);
-		if (end == v)
-			return false;
-		*bytes = (size_t)kb << 10;
-		return true;
-	}
-	return false;
-}
-
 void tier_room_zoneinfo_begin(struct tier_room_zoneinfo *z)
 {
 	memset(z, 0, sizeof(*z));
@@ -165,9 +145,9 @@ bool tier_room_free(tier_nodemask_t mask, size_t *bytes)
 		if (!(mask >> node & 1))
 			continue;
 		char path[96], buf[2048];
-		size_t free;
+		size_t total, free;
 		tier_fmt(path, sizeof(path), "/sys/devices/system/node/node%d/meminfo", node);
-		if (tier_read_file(path, buf, sizeof(buf)) <= 0 || !tier_room_parse_memfree(buf, &free))
+		if (tier_read_file(path, buf, sizeof(buf)) <= 0 || !tier_meminfo_parse(buf, &total, &free))
 			return false;
 		if (free > reserve[node])
 			sum += free - reserve[node];

@@ -30,12 +30,11 @@
  * never high. */
 bool tier_room_free(tier_nodemask_t mask, size_t *bytes);
 
-/* Pure parts, for the unit tests: MemFree of a node's meminfo text (bytes;
- * false if absent), and each node's reserve in zoneinfo text (out:
+/* Pure parts, for the unit tests (a node's MemFree is sysfs.h's
+ * tier_meminfo_parse): each node's reserve in zoneinfo text (out:
  * reserve[node], bytes: high watermark + the largest lowmem protection,
  * over the zones with managed pages), fed in pieces of any size; the
  * state carries a partial line. */
-bool tier_room_parse_memfree(const char *text, size_t *bytes);
 struct tier_room_zoneinfo {
 	int node;          /* the node of the zone being read, -1 before any */
 	size_t high, prot, managed; /* of the zone being read, pages */

@@ -90,7 +90,7 @@ struct snap {
 	int level[TIER_SRC_COUNT];
 	struct {
 		uint64_t promoted_bytes, promoted_blocks, demoted_bytes, demoted_blocks, moved_pages,
-			failed_pages, ns, audited, misplaced;
+			failed_pages, ns, audited, misplaced, refused, abandoned;
 	} mig;
 	bool bg_running;
 	uint64_t bg_periods, bg_cpu_ns, bg_kernel_ns, bg_fault_ns;
@@ -151,6 +151,8 @@ static void gather(struct snap *s)
 	s->mig.ns = atomic_load(&tier_migrate_stats.ns);
 	s->mig.audited = atomic_load(&tier_migrate_stats.audited);
 	s->mig.misplaced = atomic_load(&tier_migrate_stats.misplaced);
+	s->mig.refused = atomic_load(&tier_migrate_stats.refused);
+	s->mig.abandoned = atomic_load(&tier_migrate_stats.abandoned);
 	s->bg_running = atomic_load(&tier_bg_stats.running);
 	s->bg_periods = atomic_load(&tier_bg_stats.periods);
 	s->bg_cpu_ns = atomic_load(&tier_bg_stats.cpu_ns);
@@ -382,8 +384,8 @@ static void walk(struct tier_emitter *e, const struct snap *s)
 	tier_emit_u64(e, "failed_pages", "failed", s->mig.failed_pages);
 	tier_emit_u64(e, "ns", "CPU ns", s->mig.ns);
 	tier_emit_u64(e, "retries", NULL, s->retries);
-	tier_emit_u64(e, "refused", "refused by a full node", atomic_load(&tier_migrate_stats.refused));
-	tier_emit_u64(e, "abandoned", "given up", atomic_load(&tier_migrate_stats.abandoned));
+	tier_emit_u64(e, "refused", "refused by a full node", s->mig.refused);
+	tier_emit_u64(e, "abandoned", "given up", s->mig.abandoned);
 	tier_emit_u64(e, "audited", "blocks audited", s->mig.audited);
 	tier_emit_u64(e, "misplaced", "found with pages on another tier", s->mig.misplaced);
 	tier_emit_dict_end(e);

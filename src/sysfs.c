@@ -62,6 +62,55 @@ TIER_STARTUP int tier_read_long_at(int dirfd, const char *path, long long *out)
 	return 0;
 }
 
+/* "Node <id> <key> <kB>": the key (up to its blank) and the number. */
+TIER_STARTUP static bool meminfo_line(const char *l, const char **key, size_t *klen, unsigned long long *kb)
+{
+	if (strncmp(l, "Node", 4))
+		return false;
+	const char *c = l + 4;
+	while (*c == ' ' || *c == '\t')
+		c++;
+	if (*c < '0' || *c > '9')
+		return false;
+	while (*c >= '0' && *c <= '9')
+		c++;
+	while (*c == ' ' || *c == '\t')
+		c++;
+	*key = c;
+	while (*c && *c != ' ' && *c != '\t' && *c != '\n')
+		c++;
+	*klen = (size_t)(c - *key);
+	while (*c == ' ' || *c == '\t')
+		c++;
+	if (*c < '0' || *c > '9')
+		return false;
+	unsigned long long v = 0;
+	for (; *c >= '0' && *c <= '9' && v < (1ull << 50); c++)
+		v = v * 10 + (unsigned long long)(*c - '0');
+	*kb = v;
+	return true;
+}
+
+TIER_STARTUP bool tier_meminfo_parse(const char *text, size_t *total, size_t *free)
+{
+	bool got_free = false, got_total = false;
+	*total = *free = 0;
+	/* MemTotal and MemFree are the first lines: stop once both are read */
+	for (const char *l = text; !(got_free && got_total) && l && *l;
+	     l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		unsigned long long kb;
+		const char *key;
+		size_t klen;
+		if (!meminfo_line(l, &key, &klen, &kb))
+			continue;
+		if (klen == 9 && !strncmp(key, "MemTotal:", 9))
+			*total = (size_t)kb << 10, got_total = true;
+		else if (klen == 8 && !strncmp(key, "MemFree:", 8))
+			*free = (size_t)kb << 10, got_free = true;
+	}
+	return got_free;
+}
+
 int tier_write_file(const char *path, const char *s)
 {
 	int fd = open(path, O_WRONLY | O_CLOEXEC);

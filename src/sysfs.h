@@ -3,6 +3,7 @@
 #ifndef TIER_SYSFS_H
 #define TIER_SYSFS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -24,6 +25,10 @@ int tier_read_long(const char *path, long long *out);
  * one deep directory cost one path walk each, from there. */
 long tier_read_file_at(int dirfd, const char *path, char *buf, size_t len);
 int tier_read_long_at(int dirfd, const char *path, long long *out);
+/* A node's meminfo text ("Node 0 MemTotal:  755000 kB" lines): MemTotal
+ * and MemFree in bytes (0 where a line is missing).  False without a
+ * MemFree line that carries a number. */
+bool tier_meminfo_parse(const char *text, size_t *total, size_t *free);
 /* Write a string to a file; returns 0 or -errno. */
 int tier_write_file(const char *path, const char *s);
 /* Call fn(name, arg) for each entry of a directory but "." and "..";

@@ -34,49 +34,19 @@ TIER_STARTUP static long long digits(const char *s, const char **end)
 	return c == s ? -1 : v;
 }
 
-TIER_STARTUP static const char *blanks(const char *s)
-{
-	while (*s == ' ' || *s == '\t')
-		s++;
-	return s;
-}
-
-/* "Node <id> <key> <kB>": the key (up to its blank) and the number. */
-TIER_STARTUP static bool meminfo_line(const char *l, const char **key, size_t *klen, unsigned long long *kb)
-{
-	const char *c;
-	if (strncmp(l, "Node", 4) || digits(blanks(l + 4), &c) < 0)
-		return false;
-	*key = blanks(c);
-	for (c = *key; *c && *c != ' ' && *c != '\t' && *c != '\n'; c++)
-		;
-	*klen = (size_t)(c - *key);
-	long long v = digits(blanks(c), &c);
-	*kb = (unsigned long long)v;
-	return v >= 0;
-}
-
 /* No sscanf or snprintf here: the start-up text pays none of libc's
  * stdio pages (fmt.c). */
 TIER_STARTUP static void read_meminfo(int n, struct tier_node *nd)
 {
 	char path[96], buf[2048];
+	size_t total, free;
 	tier_fmt(path, sizeof(path), NODE_DIR "/node%d/meminfo", n);
 	if (tier_read_file(path, buf, sizeof(buf)) <= 0)
 		return;
-	/* MemTotal and MemFree are the first lines: stop once both are read */
-	int found = 0;
-	for (char *l = buf; found < 2 && l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
-		unsigned long long kb;
-		const char *key;
-		size_t klen;
-		if (!meminfo_line(l, &key, &klen, &kb))
-			continue;
-		if (klen == 9 && !strncmp(key, "MemTotal:", 9))
-			nd->mem_total = kb << 10, found++;
-		else if (klen == 8 && !strncmp(key, "MemFree:", 8))
-			nd->mem_free = kb << 10, found++;
-	}
+	if (tier_meminfo_parse(buf, &total, &free))
+		nd->mem_free = free;
+	if (total)
+		nd->mem_total = total;
 }
 
 struct mtier_ctx {

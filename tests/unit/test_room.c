@@ -3,6 +3,7 @@
 
 #include "../tap.h"
 #include "room.h"
+#include "sysfs.h"
 
 /* Node 0 of the tiered VM as a move saw ENOMEM (2026-12-07): DMA with
  * 729 pages free under its protection of 739, DMA32 under its min. */
@@ -78,12 +79,13 @@ int main(void)
 	}
 	ok(same, "the same read in pieces of 1 to 57 bytes (lines across reads)");
 	/* node 0's free memory then: 729 + 1859 pages, all of it under the reserve */
-	size_t free;
-	ok(tier_room_parse_memfree("Node 0 MemTotal:  755000 kB\nNode 0 MemFree:   10352 kB\nNode 0 MemUsed: 1 kB\n", &free) &&
-		   free == (size_t)10352 << 10,
-	   "MemFree of a node's meminfo");
+	size_t free, total;
+	ok(tier_meminfo_parse("Node 0 MemTotal:  755000 kB\nNode 0 MemFree:   10352 kB\nNode 0 MemUsed: 1 kB\n", &total, &free) &&
+		   free == (size_t)10352 << 10 && total == (size_t)755000 << 10,
+	   "MemFree and MemTotal of a node's meminfo");
 	ok(free < z.reserve[0], "... under node 0's reserve: no room, where the high watermarks alone left 0.8 MiB");
-	ok(!tier_room_parse_memfree("Node 0 MemTotal:  755000 kB\n", &free), "no MemFree line: not read");
-	ok(!tier_room_parse_memfree("Node 0 MemFree:  kB\n", &free), "MemFree without a number: not read");
+	ok(!tier_meminfo_parse("Node 0 MemTotal:  755000 kB\n", &total, &free) && total == (size_t)755000 << 10,
+	   "no MemFree line: not read (MemTotal is)");
+	ok(!tier_meminfo_parse("Node 0 MemFree:  kB\n", &total, &free), "MemFree without a number: not read");
 	return done();
 }
