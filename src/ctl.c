@@ -293,6 +293,7 @@ U64_STAT(h_ph_split, atomic_load(&tier_ph_stats.split))
 U64_STAT(h_ph_probing, atomic_load(&tier_ph_stats.probing))
 U64_STAT(h_ph_probes, atomic_load(&tier_ph_stats.probes))
 U64_STAT(h_ph_uniform, atomic_load(&tier_ph_stats.uniform))
+U64_STAT(h_ph_pauses, atomic_load(&tier_ph_stats.pauses))
 U64_STAT(h_ph_splits, atomic_load(&tier_ph_stats.splits))
 U64_STAT(h_ph_costly, atomic_load(&tier_ph_stats.costly))
 U64_STAT(h_mon_surprises, atomic_load(&tier_monitor_stats.surprises))
@@ -567,6 +568,7 @@ static const struct node nodes[] = {
 	{"stats.pages.probing", h_ph_probing, TC_U64, false, "pages.probing"},
 	{"stats.pages.probes", h_ph_probes, TC_U64, false, "pages.probes"},
 	{"stats.pages.uniform", h_ph_uniform, TC_U64, false, "pages.uniform"},
+	{"stats.pages.pauses", h_ph_pauses, TC_U64, false, "pages.pauses"},
 	{"stats.pages.splits", h_ph_splits, TC_U64, false, "pages.splits"},
 	{"stats.pages.costly", h_ph_costly, TC_U64, false, "pages.costly"},
 	{"stats.pages.joins", h_ph_joins, TC_U64, false, "pages.joins"},

@@ -41,9 +41,12 @@
  * alone splits a block whose pages are all hot but for a few never
  * touched (an allocation's padding: the binomial variance of saturated
  * counts is ~0), which gains a few pages and costs a probe's upkeep.
- * A split block whose coldest half came to hold TIER_PH_COLD_JOIN joins. */
+ * A split block whose coldest half came to hold TIER_PH_COLD_JOIN joins,
+ * when TIER_PH_JOIN_RUN windows in a row say so: tested at every window,
+ * sparse counts dip under the join bounds by chance. */
 #define TIER_PH_COLD_SPLIT 0.3f
 #define TIER_PH_COLD_JOIN 0.4f
+#define TIER_PH_JOIN_RUN 4
 
 /* JOIN: its heat evened out; the balance round brings its pages home and
  * drops it. */
@@ -63,6 +66,7 @@ struct tier_ph {
 	uint32_t seen_total;        /* pages seen over the probe's windows */
 	uint8_t state;              /* enum tier_ph_state */
 	uint8_t nh;                 /* histogram contribution entries */
+	uint8_t even_run;           /* a split block's windows in a row that read even */
 	uint64_t seen[TIER_PH_WORDS]; /* pages seen accessed in the open window */
 	uint64_t away[TIER_PH_WORDS]; /* pages moved off the block's tier */
 	uint8_t cnt[TIER_PAGES_PER_BLOCK]; /* windows in which each page was seen */
@@ -74,6 +78,7 @@ struct tier_ph {
 
 struct tier_ph_stats {
 	_Atomic uint64_t probes, splits, joins, uniform; /* uniform: probes that found even heat */
+	_Atomic uint64_t pauses;                         /* times probing paused after even outcomes */
 	_Atomic uint64_t costly;                         /* probes let go: they cost more faults than the budget */
 	_Atomic uint32_t probing, split;                 /* blocks in each state now */
 	_Atomic uint64_t thp_splits;                     /* huge pages split to probe */

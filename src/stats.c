@@ -265,6 +265,7 @@ static void walk_pages(struct tier_emitter *e)
 	tier_emit_u64(e, "probing", "probing", atomic_load(&tier_ph_stats.probing));
 	tier_emit_u64(e, "probes", "probes", atomic_load(&tier_ph_stats.probes));
 	tier_emit_u64(e, "uniform", "found even", atomic_load(&tier_ph_stats.uniform));
+	tier_emit_u64(e, "pauses", "probing paused", atomic_load(&tier_ph_stats.pauses));
 	tier_emit_u64(e, "splits", "splits", atomic_load(&tier_ph_stats.splits));
 	tier_emit_u64(e, "costly", "let go (too costly)", atomic_load(&tier_ph_stats.costly));
 	tier_emit_u64(e, "joins", "joins", atomic_load(&tier_ph_stats.joins));
