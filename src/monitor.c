@@ -206,10 +206,10 @@ static void maybe_probe(struct tier_mapping *m, uint32_t b, int tier)
 /* A probe decided: at most one split in the last PROBE_HISTORY outcomes
  * (even heat all over: uniform access, or GUPS's contiguous hot set)
  * pauses probing, longer each time.  Over the last 8, as first written,
- * KV (scattered popular items: 45-55% of its probes split) paused by
- * chance, 7 even outcomes in a row being likely somewhere in a run; the
- * pause (30 s) then outlasted the run, its split blocks all joined, and
- * those runs served 0.13-0.22 of gets from node 0 against 0.27-0.53 where
+ * KV (scattered popular items: about half of its probes split) paused by
+ * chance, 7 even outcomes of 8 coming somewhere in most runs; the pause
+ * (30 s) then outlasted the run, its split blocks all joined, and those
+ * runs served 0.12-0.22 of gets from node 0 against 0.29-0.53 where
  * probing went on. */
 #define PROBE_HISTORY 16
 static void probe_outcome(bool split)
