@@ -18,18 +18,6 @@
  * zone), so it is read again only this often. */
 #define ROOM_RESERVE_NS (10ull * 1000000000ull)
 
-static unsigned long long number(const char *s, const char **end)
-{
-	while (*s == ' ' || *s == '\t')
-		s++;
-	unsigned long long v = 0;
-	const char *c = s;
-	for (; *c >= '0' && *c <= '9' && v < (1ull << 56); c++)
-		v = v * 10 + (unsigned long long)(*c - '0');
-	*end = c;
-	return v;
-}
-
 void tier_room_zoneinfo_begin(struct tier_room_zoneinfo *z)
 {
 	memset(z, 0, sizeof(*z));
@@ -53,8 +41,9 @@ static bool keyed(const char *l, const char *key, size_t *v)
 	if (strncmp(l, key, k) || (l[k] != ' ' && l[k] != '\t'))
 		return false;
 	const char *end;
-	*v = (size_t)number(l + k, &end);
-	return end > l + k;
+	long long n = tier_digits(tier_blanks(l + k), &end);
+	*v = n < 0 ? 0 : (size_t)n;
+	return n >= 0;
 }
 
 static void zone_line(struct tier_room_zoneinfo *z, const char *l)
@@ -62,12 +51,11 @@ static void zone_line(struct tier_room_zoneinfo *z, const char *l)
 	const char *end;
 	if (!strncmp(l, "Node ", 5)) { /* "Node 0, zone   Normal" */
 		zone_end(z);
-		unsigned long long n = number(l + 5, &end);
-		z->node = end > l + 5 && n < TIER_MAX_NODES ? (int)n : -1;
+		long long n = tier_digits(tier_blanks(l + 5), &end);
+		z->node = n >= 0 && n < TIER_MAX_NODES ? (int)n : -1;
 		return;
 	}
-	while (*l == ' ' || *l == '\t')
-		l++;
+	l = tier_blanks(l);
 	size_t v;
 	if (keyed(l, "high", &v))
 		z->high = v;
@@ -75,11 +63,11 @@ static void zone_line(struct tier_room_zoneinfo *z, const char *l)
 		z->managed = v;
 	else if (!strncmp(l, "protection: (", 13)) /* "(0, 739, 739, 739, 739)" */
 		for (const char *c = l + 13; *c && *c != ')';) {
-			size_t p = (size_t)number(c, &end);
-			if (end == c)
+			long long p = tier_digits(tier_blanks(c), &end);
+			if (p < 0)
 				break;
-			if (p > z->prot)
-				z->prot = p;
+			if ((size_t)p > z->prot)
+				z->prot = (size_t)p;
 			c = end;
 			while (*c == ',' || *c == ' ')
 				c++;

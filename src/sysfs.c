@@ -62,33 +62,36 @@ TIER_STARTUP int tier_read_long_at(int dirfd, const char *path, long long *out)
 	return 0;
 }
 
+TIER_STARTUP long long tier_digits(const char *s, const char **end)
+{
+	long long v = 0;
+	const char *c = s;
+	for (; *c >= '0' && *c <= '9' && v < (1LL << 56); c++)
+		v = v * 10 + (*c - '0');
+	*end = c;
+	return c == s ? -1 : v;
+}
+
+TIER_STARTUP const char *tier_blanks(const char *s)
+{
+	while (*s == ' ' || *s == '\t')
+		s++;
+	return s;
+}
+
 /* "Node <id> <key> <kB>": the key (up to its blank) and the number. */
 TIER_STARTUP static bool meminfo_line(const char *l, const char **key, size_t *klen, unsigned long long *kb)
 {
-	if (strncmp(l, "Node", 4))
+	const char *c;
+	if (strncmp(l, "Node", 4) || tier_digits(tier_blanks(l + 4), &c) < 0)
 		return false;
-	const char *c = l + 4;
-	while (*c == ' ' || *c == '\t')
-		c++;
-	if (*c < '0' || *c > '9')
-		return false;
-	while (*c >= '0' && *c <= '9')
-		c++;
-	while (*c == ' ' || *c == '\t')
-		c++;
-	*key = c;
-	while (*c && *c != ' ' && *c != '\t' && *c != '\n')
-		c++;
+	*key = tier_blanks(c);
+	for (c = *key; *c && *c != ' ' && *c != '\t' && *c != '\n'; c++)
+		;
 	*klen = (size_t)(c - *key);
-	while (*c == ' ' || *c == '\t')
-		c++;
-	if (*c < '0' || *c > '9')
-		return false;
-	unsigned long long v = 0;
-	for (; *c >= '0' && *c <= '9' && v < (1ull << 50); c++)
-		v = v * 10 + (unsigned long long)(*c - '0');
-	*kb = v;
-	return true;
+	long long v = tier_digits(tier_blanks(c), &c);
+	*kb = (unsigned long long)v;
+	return v >= 0;
 }
 
 TIER_STARTUP bool tier_meminfo_parse(const char *text, size_t *total, size_t *free)

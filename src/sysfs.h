@@ -25,6 +25,10 @@ int tier_read_long(const char *path, long long *out);
  * one deep directory cost one path walk each, from there. */
 long tier_read_file_at(int dirfd, const char *path, char *buf, size_t len);
 int tier_read_long_at(int dirfd, const char *path, long long *out);
+/* Leading decimal digits of s (at least one), or -1; *end past them.
+ * tier_blanks: s past its blanks and tabs. */
+long long tier_digits(const char *s, const char **end);
+const char *tier_blanks(const char *s);
 /* A node's meminfo text ("Node 0 MemTotal:  755000 kB" lines): MemTotal
  * and MemFree in bytes (0 where a line is missing).  False without a
  * MemFree line that carries a number. */

@@ -23,17 +23,6 @@ struct tier_topology tier_topo;
 #define NODE_DIR "/sys/devices/system/node"
 #define MTIER_DIR "/sys/devices/virtual/memory_tiering"
 
-/* Leading decimal digits of s (at least one), or -1; *end past them. */
-TIER_STARTUP static long long digits(const char *s, const char **end)
-{
-	long long v = 0;
-	const char *c = s;
-	for (; *c >= '0' && *c <= '9' && v < (1LL << 56); c++)
-		v = v * 10 + (*c - '0');
-	*end = c;
-	return c == s ? -1 : v;
-}
-
 /* No sscanf or snprintf here: the start-up text pays none of libc's
  * stdio pages (fmt.c). */
 TIER_STARTUP static void read_meminfo(int n, struct tier_node *nd)
@@ -58,7 +47,7 @@ TIER_STARTUP static int mtier_entry(const char *name, void *arg)
 	struct mtier_ctx *c = arg;
 	const char *end;
 	char path[160], buf[128];
-	long long id = strncmp(name, "memory_tier", 11) ? -1 : digits(name + 11, &end);
+	long long id = strncmp(name, "memory_tier", 11) ? -1 : tier_digits(name + 11, &end);
 	if (id < 0 || id > 1 << 20)
 		return 0;
 	tier_fmt(path, sizeof(path), MTIER_DIR "/%s/nodelist", name);

@@ -666,6 +666,12 @@ static int scan(struct top_line *out, int max, int *cleaned)
 	char dir[TIER_RUNDIR_PATH];
 	int n = 0;
 	DIR *d = own_rundir(dir, sizeof(dir)) >= 0 ? opendir(dir) : NULL;
+	/* the second from clock_gettime, not time(2): time() reads the
+	 * tick-updated second, a tick behind at each boundary (0.5% of reads
+	 * here), and ctl.sh's check, which waits for "changed 6 s ago" by
+	 * date(1)'s clock, then saw top leave the file */
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
 	struct dirent *e;
 	while (d && (e = readdir(d))) {
 		long pid;
@@ -680,12 +686,6 @@ static int scan(struct top_line *out, int max, int *cleaned)
 		 * file made in the last seconds may not be mapped yet */
 		struct stat sb;
 		bool dead = tier_proc_start_time(pid) != st;
-		/* the second from clock_gettime, not time(2): time() reads the
-		 * tick-updated second, a tick behind at each boundary (0.5% of
-		 * reads here), and ctl.sh's check, which waits for "changed 6 s
-		 * ago" by date(1)'s clock, then saw top leave the file */
-		struct timespec now;
-		clock_gettime(CLOCK_REALTIME, &now);
 		bool unmapped = !dead && maps_has(pid, needle, NULL, 0, NULL) == 0 && lstat(path, &sb) == 0 &&
 				sb.st_ctime + 5 < now.tv_sec;
 		if (dead || unmapped) {
