@@ -80,11 +80,32 @@ static uint32_t span_pages(const struct tier_mapping *m, uint32_t b)
 	return e > a ? (uint32_t)((e - a) >> TIER_PAGE_SHIFT) : 0;
 }
 
-/* How many of the block's pages one page of an n-page slice stands for. */
+/* Committed pages of block b's pages [first, first + n). */
+static uint32_t slice_committed(const struct tier_mapping *m, uint32_t b, uint32_t first, uint32_t n)
+{
+	size_t p = (size_t)b * TIER_PAGES_PER_BLOCK + first;
+	uint32_t c = 0;
+	for (size_t i = p; i < p + n && i < m->npages; i++)
+		c += tier_bit_test(m->commit, i);
+	return c;
+}
+
+/* How many of the block's committed pages one committed page of its
+ * armed slice (pull_first, n pages) stands for.  Against the span, a
+ * block half committed (jemalloc's extents end mid-block) read twice its
+ * rate from any slice on its committed half: uniform GUPS's 1 MiB-slot
+ * blocks read 8-16 writes a page a period where whole ones read 5.5,
+ * and were swapped in on it. */
 static uint32_t slice_mult(const struct tier_mapping *m, uint32_t b, uint32_t n)
 {
 	uint32_t span = span_pages(m, b);
-	return span > n ? (span + n / 2) / n : 1;
+	if (n >= span)
+		return 1;
+	uint32_t pages = atomic_load_explicit(&m->blocks[b].state, memory_order_relaxed) & TIER_BS_PAGES;
+	uint32_t c = slice_committed(m, b, m->blocks[b].pull_first, n);
+	if (!c || !pages) /* nothing committed there: nothing is found either */
+		return (span + n / 2) / n;
+	return (pages + c / 2) / c;
 }
 
 /* A slice measured over a long window (a pass) that comes back all
@@ -116,7 +137,16 @@ static void arm_at(struct tier_mapping *m, uint32_t b, uint32_t n, int kind)
 {
 	struct tier_block *blk = &m->blocks[b];
 	uint32_t span = span_pages(m, b), slots = span > n ? span / n : 1;
-	blk->pull_first = (uint16_t)(((b * 7 + blk->slice_shift) % slots) * n);
+	uint32_t first = (b * 7 + blk->slice_shift) % slots, slot = first;
+	/* on committed pages: a slice on a half-committed block's other
+	 * half found nothing written, twice, and read the block gone cold
+	 * (uniform GUPS's partial blocks were demoted at 0.1 on it) */
+	for (uint32_t k = 0; k < slots; k++)
+		if (slice_committed(m, b, (first + k) % slots * n, n)) {
+			slot = (first + k) % slots;
+			break;
+		}
+	blk->pull_first = (uint16_t)(slot * n);
 	blk->pull_pages = (uint16_t)n;
 	uintptr_t lo, hi;
 	slice_range(m, b, blk->pull_first, n, &lo, &hi);

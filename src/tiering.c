@@ -447,10 +447,17 @@ static void trace(uint32_t period, const struct tier_thresholds *th, const struc
 			if (!c->chosen && !c->retest)
 				continue;
 			uintptr_t a = tier_block_addr(c->ref, c->block);
-			tier_log("trace period %u: %s %#lx heat %.3f lo %.3f se %.3f%s, %u KiB%s; cut %.3f", period,
+			const struct tier_block *blk = &((const struct tier_mapping *)c->ref)->blocks[c->block];
+			const float *fl = tier_monitor_stats.floor;
+			/* what the heat is made of: the written bits' and DAMON's
+			 * rates over their floors, and the written bits' window */
+			tier_log("trace period %u: %s %#lx heat %.3f lo %.3f se %.3f%s, %u KiB%s; cut %.3f; "
+				 "written %.3f/%.3f (%u looks, last %u periods ago), damon %.3f/%.3f", period,
 				 c->retest ? "look again at" : k ? "demote" : "promote", (unsigned long)a, (double)c->heat, (double)c->lo, (double)c->se,
 				 c->part == TIER_PART_WHOLE ? "" : " (pages of a split block)", c->bytes >> 10,
-				 c->unsure ? ", unsure" : "", (double)th->cut);
+				 c->unsure ? ", unsure" : "", (double)th->cut, (double)blk->rate[TIER_SRC_PAGEMAP],
+				 (double)fl[TIER_SRC_PAGEMAP], blk->looks, period - blk->pull_period,
+				 (double)blk->rate[TIER_SRC_DAMON], (double)fl[TIER_SRC_DAMON]);
 		}
 }
 
