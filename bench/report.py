@@ -157,7 +157,7 @@ def vm_part(out, part, title, p, tgt):
         vm = ratio(mib, mn) if mn else None
         oc = fnum(s.get("other_cpu"))
         oc = oc if oc is not None and oc >= 0 else None
-        res[n] = {"hit": hit, "rel": rel, "react": r, "ops": ro, "mig": vm, "cpu": oc}
+        res[n] = {"hit": hit, "rel": rel, "react": r, "ops": ro, "mig": vm, "mib": mib, "cpu": oc}
         print(f"| {n} | {fmt(hit, '.4f')} | {fmt(rel and 100 * rel, '.1f')}% | {react} | "
               f"{fmt(ro)} | {fmt(mib, '.1f')} | {fmt(vm, '.2f') if mn else 'n/a'} | {fmt(oc and 100 * oc, '.1f')} |"
               + (f" {fmt(fm.get(n), '.1f')} |" if fm else ""))
@@ -295,7 +295,7 @@ def alloc(out):
     return {"geo": geo, "per": res}
 
 
-def targets(tgt, srv, al):
+def targets(tgt, srv, al, footprint=None):
     print("### Targets (issue 11, part 5)\n")
     tms = sorted(n for n in tgt if n.startswith("tiermalloc-") and n != "tiermalloc-place")
     for n in tms:
@@ -322,6 +322,11 @@ def targets(tgt, srv, al):
         hi = [f"{k} {m:.2f}x" for k, m in mg if m > 1.2]
         print(f"* {n}, bytes migrated <= 1.2x the minimum: {'met' if mg and not hi else 'MISSED'}" +
               (f" ({', '.join(hi)})" if hi else (f" ({', '.join(f'{k} {m:.2f}x' for k, m in mg)})" if mg else "")))
+        u = parts.get("gups-uniform", {}).get("mib")
+        if u is not None and footprint:
+            # issue 19: where every block is alike nothing is gained by moving
+            print(f"* {n}, uniform GUPS: bytes migrated < 5% of the footprint: "
+                  f"{'met' if u < 0.05 * footprint else 'MISSED'} ({u:.1f} MiB, {100 * u / footprint:.1f}%)")
         if n in srv:
             r = [x for x in srv[n] if x is not None]
             print(f"* {n}, server throughput >= 0.95x the oracle's: "
@@ -353,7 +358,7 @@ def report(out, quick):
              "hit ratio vs oracle", parts, [(n, [tgt[n].get(k, {}).get("rel") for k in parts]) for n in names])
     srv = servers(out, p) if os.path.exists(os.path.join(out, "servers.csv")) else {}
     al = alloc(out) if os.path.exists(os.path.join(out, "alloc.csv")) else {}
-    targets(tgt, srv, al)
+    targets(tgt, srv, al, fnum(p.get("B_F")))
     print("Plots: " + ", ".join(sorted(f for f in os.listdir(out) if f.endswith(".png"))))
 
 

@@ -4,8 +4,9 @@
  * committed page (jemalloc carves extents out of larger reservations and
  * commits them one by one, so commit time is when memory starts being
  * used).  The whole block is then bound to the chosen tier's nodes with
- * MPOL_PREFERRED_MANY: faults land on that tier while it has memory and
- * fall back to other allowed nodes instead of failing. */
+ * MPOL_PREFERRED_MANY (MPOL_PREFERRED for a tier of one node): faults
+ * land on that tier while it has memory and fall back to other allowed
+ * nodes instead of failing. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <numaif.h>
@@ -34,7 +35,14 @@ int tier_bind(uintptr_t addr, size_t len, int tier, bool move)
 	unsigned flags = move ? MPOL_MF_MOVE : 0;
 	long r;
 	atomic_fetch_add_explicit(&tier_place_stats.bind_calls, 1, memory_order_relaxed);
-	if (have_preferred_many) {
+	/* One node: MPOL_PREFERRED.  With PREFERRED_MANY a huge-page fault
+	 * that the preferred node cannot serve whole takes a huge page from
+	 * any other node (6.12's alloc_pages_preferred_many); under
+	 * MPOL_PREFERRED it falls back to small pages on the node.  Uniform
+	 * GUPS's fast blocks, on a node 0 with free memory but no free 2 MiB
+	 * piece, got a third of their pages on node 1, which the audits then
+	 * moved back: 12-15k pages a run, most of its migration */
+	if (have_preferred_many && (mask & (mask - 1))) {
 		r = mbind((void *)addr, len, MPOL_PREFERRED_MANY, &mask, TIER_MAX_NODES + 1, flags);
 		if (r == 0)
 			return 0;

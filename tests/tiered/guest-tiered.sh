@@ -73,6 +73,40 @@ n1=$(val node1 "$tmp/full")
 [ $rc -eq 0 ] && [ "${n1:-0}" -ge $((150 << 20)) ] && [ "${n0:-0}" -ge $((64 << 20)) ]
 ok $? "node 0 full ($((free0 >> 20)) MiB free, $want MiB asked, budget unlimited): no failure, $(( ${n0:-0} >> 20 )) MiB node 0 + $(( ${n1:-0} >> 20 )) MiB node 1"
 
+# --- a fast node with free memory but no free huge page: faults stay on it --
+# frag holds node 0's free memory but every other 4 KiB page; compaction is
+# kept from joining the holes.  A huge-page fault that node 0 cannot serve
+# whole falls back to small pages there, not to a huge page of node 1 (with
+# MPOL_PREFERRED_MANY all 192 MiB landed on node 1, the fast part included)
+cpro=/proc/sys/vm/compaction_proactiveness
+cpro_was=$(cat $cpro 2>/dev/null)
+mfk=/proc/sys/vm/min_free_kbytes
+mfk_was=$(cat $mfk)
+[ -z "$cpro_was" ] || echo 0 >$cpro
+awk '/^MemTotal/ {printf "%d\n", sqrt($2 * 16)}' /proc/meminfo >$mfk
+sync
+echo 3 >/proc/sys/vm/drop_caches
+free0=$(awk '/MemFree/ {print int($4 / 1024)}' /sys/devices/system/node/node0/meminfo)
+reserve=$(awk '/^Node 0, zone/ {z=1} /^Node [1-9]/ {z=0} z && $1 == "high" {s += $2} END {print int(s * 4 / 1024) + 8}' /proc/zoneinfo)
+mkfifo "$tmp/fragin"
+$B/frag $((free0 - reserve)) <"$tmp/fragin" >"$tmp/frag" &
+fragpid=$!
+exec 4>"$tmp/fragin"
+i=0
+until grep -q ready "$tmp/frag" 2>/dev/null || [ $i -ge 300 ]; do sleep 0.1; i=$((i + 1)); done
+huge0=$(awk '/^Node 0, zone/ {s += $NF + $(NF - 1)} END {print s}' /proc/buddyinfo)
+MALLOC_CONF=dirty_decay_ms:-1,muzzy_decay_ms:-1 \
+	TIERMALLOC_CONF=fast_limit:128M,migrate:false $B/where 192 1048576 >"$tmp/holes"
+exec 4>&-
+wait $fragpid
+[ -z "$cpro_was" ] || echo "$cpro_was" >$cpro
+echo "$mfk_was" >$mfk
+n0=$(val node0 "$tmp/holes")
+n1=$(val node1 "$tmp/holes")
+grep -q ready "$tmp/frag" && [ "${n0:-0}" -ge $((120 << 20)) ] && [ "${n1:-0}" -ge $((56 << 20)) ]
+ok $? "node 0 in 4 KiB holes ($free0 MiB free before, $((free0 - reserve)) MiB held half; $huge0 free blocks of 2 MiB and up left), fast_limit 128M: $(( ${n0:-0} >> 20 )) MiB on node 0, $(( ${n1:-0} >> 20 )) MiB on node 1"
+diag "map $(val map "$tmp/holes")"
+
 # --- unmodified programs ----------------------------------------------------
 cat >"$tmp/build.py" <<'PY'
 import ctypes
