@@ -38,10 +38,11 @@ int tier_bind(uintptr_t addr, size_t len, int tier, bool move)
 	/* One node: MPOL_PREFERRED.  With PREFERRED_MANY a huge-page fault
 	 * that the preferred node cannot serve whole takes a huge page from
 	 * any other node (6.12's alloc_pages_preferred_many); under
-	 * MPOL_PREFERRED it falls back to small pages on the node.  Uniform
-	 * GUPS's fast blocks, on a node 0 with free memory but no free 2 MiB
-	 * piece, got a third of their pages on node 1, which the audits then
-	 * moved back: 12-15k pages a run, most of its migration */
+	 * MPOL_PREFERRED it falls back to small pages on the node.  With
+	 * node 0's free memory all in 4 KiB holes, 128 MiB placed fast
+	 * landed wholly on node 1 (guest-tiered.sh); in the bench's squeezed
+	 * VM, uniform GUPS's fast blocks had 40 of their 64 MiB on node 0
+	 * (47 so), and the audits moved the rest back */
 	if (have_preferred_many && (mask & (mask - 1))) {
 		r = mbind((void *)addr, len, MPOL_PREFERRED_MANY, &mask, TIER_MAX_NODES + 1, flags);
 		if (r == 0)
