@@ -84,10 +84,9 @@ static uint32_t span_pages(const struct tier_mapping *m, uint32_t b)
 static uint32_t slice_committed(const struct tier_mapping *m, uint32_t b, uint32_t first, uint32_t n)
 {
 	size_t p = (size_t)b * TIER_PAGES_PER_BLOCK + first;
-	uint32_t c = 0;
-	for (size_t i = p; i < p + n && i < m->npages; i++)
-		c += tier_bit_test(m->commit, i);
-	return c;
+	if (p >= m->npages)
+		return 0;
+	return (uint32_t)tier_bits_count(m->commit, p, p + n <= m->npages ? n : m->npages - p);
 }
 
 /* How many of the block's committed pages one committed page of its
@@ -137,15 +136,13 @@ static void arm_at(struct tier_mapping *m, uint32_t b, uint32_t n, int kind)
 {
 	struct tier_block *blk = &m->blocks[b];
 	uint32_t span = span_pages(m, b), slots = span > n ? span / n : 1;
-	uint32_t first = (b * 7 + blk->slice_shift) % slots, slot = first;
+	uint32_t slot = (b * 7 + blk->slice_shift) % slots;
 	/* on committed pages: a slice on a half-committed block's other
 	 * half found nothing written, twice, and read the block gone cold
-	 * (uniform GUPS's partial blocks were demoted at 0.1 on it) */
-	for (uint32_t k = 0; k < slots; k++)
-		if (slice_committed(m, b, (first + k) % slots * n, n)) {
-			slot = (first + k) % slots;
-			break;
-		}
+	 * (uniform GUPS's partial blocks were demoted at 0.1 on it); with
+	 * none committed, it stays where it was (a full turn) */
+	for (uint32_t k = 0; k < slots && !slice_committed(m, b, slot * n, n); k++)
+		slot = (slot + 1) % slots;
 	blk->pull_first = (uint16_t)(slot * n);
 	blk->pull_pages = (uint16_t)n;
 	uintptr_t lo, hi;
