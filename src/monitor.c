@@ -439,10 +439,6 @@ static void reset(struct tier_block *blk)
  * unbiased visit, whose rates feed the floors. */
 static float heat_lo(const struct tier_block *blk);
 
-/* The share of a slice's pages found written past which a window of a
- * period or more bounds the rate from below only (tier_mon_fold). */
-#define PLATEAU_F 0.5f
-
 void tier_mon_fold(struct tier_mapping *m, uint32_t b, bool pulled, bool sweep)
 {
 	struct tier_block *blk = &m->blocks[b];
@@ -548,16 +544,7 @@ void tier_mon_fold(struct tier_mapping *m, uint32_t b, bool pulled, bool sweep)
 				if (tier_mon.cold_short)
 					surprise = 0;
 			}
-			/* over a period or more, a share past PLATEAU_F says as
-			 * little as all written: pages the program never writes
-			 * (GUPS's slot ends, an object's padding) cap the share
-			 * under 1, so a busy block's look read -ln(1 - 0.9) over
-			 * the window, a rate that falls as the window grows.
-			 * Uniform GUPS's fast blocks read 0.8-1.1 writes a page a
-			 * period from such looks where short windows on the same
-			 * blocks read 5.5, and were swapped out for slow ones.
-			 * Taken as "at least", the block gets a short window */
-			tier_mon.saturated = f >= (w >= 1 ? PLATEAU_F : 0.95f);
+			tier_mon.saturated = f >= 0.95f;
 			at_least = tier_mon.saturated;
 			bound = tier_mon.saturated && w > 1;
 			if (tier_mon.saturated)
