@@ -44,8 +44,22 @@ ok $? "default: after the shift the old hot set made room (${old:-?}% of it left
 # on pages never written) they never did; the shift then waited for the
 # steady sweep to come upon the new set (GUPS at the default: 5 of 29
 # runs over 3 s; this check failed so, "surprises_cold":0)
-grep -q '"surprises_cold":[1-9]' "$tmp/s.json"
-ok $? "default: the shift was cued by the fast blocks it left ($(grep -o '"surprises_cold":[0-9]*' "$tmp/s.json"))"
+# Whether one run cues depends on how sure the old blocks' estimates are
+# when the set moves (here right after it was placed): traced, the old
+# blocks' looks surprised cold in every run, but in some their lower
+# bounds (0.7-3.6) were still under the band (3.1-7.2) that makes such a
+# look a cue: 5 of 11 runs of 39b81e0's engine cued nothing (2026-12-07).
+# So up to five runs, the first the one above: the fault this guards
+# against (cues that never came) reads 0 in every one
+cues=$(grep -o '"surprises_cold":[0-9]*' "$tmp/s.json")
+n=1
+while ! echo "$cues" | grep -q '"surprises_cold":[1-9]' && [ $n -lt 5 ]; do
+	TIERMALLOC_CONF=fast_limit:48M,stats_print:json pre $B/hotset -s -t 30 -k 10 256 32 >"$tmp/s$n" 2>"$tmp/s$n.json"
+	cues="$cues $(grep -o '"surprises_cold":[0-9]*' "$tmp/s$n.json")"
+	n=$((n + 1))
+done
+echo "$cues" | grep -q '"surprises_cold":[1-9]'
+ok $? "default: the shift was cued by the fast blocks it left (runs: $cues)"
 
 # --- read, never written: DAMON sees it (root) ---------------------------
 TIERMALLOC_CONF=fast_limit:64M pre $B/hotset -R -y 2000 -t 30 -k 10 256 32 >"$tmp/r"
