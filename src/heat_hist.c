@@ -195,6 +195,13 @@ bool tier_heat_churn(int tier, int surprise, float was, float was_lo, float now,
 	return surprise > 0 && !at_least && was < cut && now >= hot;
 }
 
+bool tier_heat_cold_member(int surprise, float was, float now, float base, float hysteresis)
+{
+	if (surprise >= 0 || !(base > 0) || !(hysteresis >= 1))
+		return false;
+	return was >= base * hysteresis && now * hysteresis * hysteresis <= was;
+}
+
 int tier_heat_surprise(int n, float rate, float w, float seen)
 {
 	if (n <= 0 || !(w > 0) || !(rate >= 0))

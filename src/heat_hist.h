@@ -100,6 +100,18 @@ int tier_heat_surprise(int n, float rate, float w, float seen);
  * block turned hot is promoted without one). */
 bool tier_heat_churn(int tier, int surprise, float was, float was_lo, float now, bool at_least, float cut,
 		     float hot);
+/* Whether a fast block's surprise counts toward several gone cold in one
+ * period: it was over `base` (the cut; with no cut, the least heat
+ * worth placing times the hysteresis squared) times the hysteresis, and
+ * the look took it under a hysteresis squared of that.  One such block
+ * may be noise or a pause; TIER_COLD_TOGETHER in one period, each look
+ * improbable alone (TIER_SURPRISE_P), is a hot set that moved.  The
+ * single-block cue asks for a lower bound at the cut times the
+ * hysteresis squared, which a set placed moments before it moved has
+ * not reached (traced: lower bounds 0.7-3.6 against 3.1-7.2, 13-15 such
+ * blocks in one period, no cue). */
+#define TIER_COLD_TOGETHER 3
+bool tier_heat_cold_member(int surprise, float was, float now, float base, float hysteresis);
 /* The sampling variance of a rate read from n pages over a window of w
  * periods, a share f of them found written: the count is binomial and the
  * rate -ln(1 - f) / w, so var = f (1 - f) / n / ((1 - f) w)^2.  A share of

@@ -623,6 +623,21 @@ void tier_mon_fold(struct tier_mapping *m, uint32_t b, bool pulled, bool sweep)
 		if (tier == 0)
 			atomic_fetch_add_explicit(&tier_monitor_stats.surprises_cold, 1, memory_order_relaxed);
 	}
+	/* ... or several fast blocks gone cold in one period, each short of
+	 * that band (heat_hist.h): one cue at the TIER_COLD_TOGETHER-th */
+	float h = (float)tier_settings.hysteresis;
+	if (tier == 0 && tier_heat_cold_member(surprise, blk->heat, live,
+					       tier_mon.cut > 0 ? tier_mon.cut : tier_mon.cut_hot / (h * h), h)) {
+		if (tier_mon.cold_period != tier_mon.period) {
+			tier_mon.cold_period = tier_mon.period;
+			tier_mon.cold_n = 0;
+		}
+		if (++tier_mon.cold_n == TIER_COLD_TOGETHER) {
+			tier_mon.churn++;
+			atomic_fetch_add_explicit(&tier_monitor_stats.surprises, 1, memory_order_relaxed);
+			atomic_fetch_add_explicit(&tier_monitor_stats.surprises_cold, 1, memory_order_relaxed);
+		}
+	}
 	/* how much the estimate moves from one fold to the next, noise
 	 * told from change (heat_hist.h) */
 	if (!first) {

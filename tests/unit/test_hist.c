@@ -211,6 +211,15 @@ int main(void)
 		   !tier_heat_churn(0, -1, 30.0f, 24.0f, 0.0f, false, 0, 0),
 		   "no churn with no cut: a fast block not surely hot, one still read warm, or no mark given");
 		ok(tier_heat_churn(1, 1, 0.5f, 0.3f, 0.95f, false, 0.93f, 0), "a band given narrower than the cut is the cut");
+		/* several gone cold together: the default check's hot set, shifted
+		 * the moment it was placed (traced values, hysteresis 2) */
+		ok(tier_heat_cold_member(-1, 6.5f, 0.96f, 1.79f, 2) && tier_heat_cold_member(-1, 2.24f, 0.12f, 0.77f, 2) &&
+		   !tier_heat_churn(0, -1, 6.5f, 3.63f, 0.96f, false, 1.79f, 7.15f),
+		   "a hot set's blocks gone cold, short of the single-block band, count together");
+		ok(!tier_heat_cold_member(0, 6.5f, 0.1f, 1.79f, 2) && !tier_heat_cold_member(1, 6.5f, 20, 1.79f, 2) &&
+		   !tier_heat_cold_member(-1, 1.2f, 0.1f, 0.93f, 2) && !tier_heat_cold_member(-1, 6.5f, 2.0f, 1.79f, 2) &&
+		   !tier_heat_cold_member(-1, 6.5f, 0.1f, 0, 2),
+		   "not counted: no cold surprise, a warm block near the cut, one still warm, no base");
 		/* steady blocks measured with binomial noise, the estimate off by
 		 * up to 1.5x: false cues well under TIER_SURPRISE_P's order */
 		unsigned long long x = 88172645463325252ull;
