@@ -439,6 +439,15 @@ static void reset(struct tier_block *blk)
  * unbiased visit, whose rates feed the floors. */
 static float heat_lo(const struct tier_block *blk);
 
+/* A change detector's cue from a look at a block on `tier` (tier_monitor_churned) */
+static void cue(int tier)
+{
+	tier_mon.churn++;
+	atomic_fetch_add_explicit(&tier_monitor_stats.surprises, 1, memory_order_relaxed);
+	if (tier == 0)
+		atomic_fetch_add_explicit(&tier_monitor_stats.surprises_cold, 1, memory_order_relaxed);
+}
+
 void tier_mon_fold(struct tier_mapping *m, uint32_t b, bool pulled, bool sweep)
 {
 	struct tier_block *blk = &m->blocks[b];
@@ -617,27 +626,16 @@ void tier_mon_fold(struct tier_mapping *m, uint32_t b, bool pulled, bool sweep)
 	 * of DAMON's last rates (shed at the default budget), over the cut,
 	 * and no cue came until the sweep found the new set, 3 s later */
 	if (tier_heat_churn(tier, surprise, blk->heat, was_lo, tier == 0 ? live : heat, at_least, tier_mon.cut,
-			    tier_mon.cut_hot)) {
-		tier_mon.churn++;
-		atomic_fetch_add_explicit(&tier_monitor_stats.surprises, 1, memory_order_relaxed);
-		if (tier == 0)
-			atomic_fetch_add_explicit(&tier_monitor_stats.surprises_cold, 1, memory_order_relaxed);
-	}
+			    tier_mon.cut_hot))
+		cue(tier);
 	/* ... or several fast blocks gone cold in one period, each short of
 	 * that band (heat_hist.h): one cue at the TIER_COLD_TOGETHER-th */
 	float h = (float)tier_settings.hysteresis;
-	if (tier == 0 && tier_heat_cold_member(surprise, blk->heat, live,
-					       tier_mon.cut > 0 ? tier_mon.cut : tier_mon.cut_hot / (h * h), h)) {
-		if (tier_mon.cold_period != tier_mon.period) {
-			tier_mon.cold_period = tier_mon.period;
-			tier_mon.cold_n = 0;
-		}
-		if (++tier_mon.cold_n == TIER_COLD_TOGETHER) {
-			tier_mon.churn++;
-			atomic_fetch_add_explicit(&tier_monitor_stats.surprises, 1, memory_order_relaxed);
-			atomic_fetch_add_explicit(&tier_monitor_stats.surprises_cold, 1, memory_order_relaxed);
-		}
-	}
+	if (tier == 0 &&
+	    tier_heat_cold_member(surprise, blk->heat, live, tier_mon.cut > 0 ? tier_mon.cut : tier_mon.cut_hot / (h * h),
+				  h) &&
+	    ++tier_mon.cold_n == TIER_COLD_TOGETHER)
+		cue(0);
 	/* how much the estimate moves from one fold to the next, noise
 	 * told from change (heat_hist.h) */
 	if (!first) {
@@ -698,6 +696,7 @@ static void update_floors(void)
 uint64_t tier_monitor_period(uint32_t period, double decay, uint64_t allowance_ns, uint64_t *faults_ns)
 {
 	tier_mon.period = period;
+	tier_mon.cold_n = 0;
 	tier_mon.decay = decay;
 	/* the short windows measured since the last period are its work too */
 	tier_mon.sched_ns = tier_mon.carry_sched;

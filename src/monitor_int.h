@@ -86,8 +86,7 @@ struct tier_mon_state {
 	unsigned churn;      /* surprises since the balance last asked (tier_monitor_churned) */
 	float cut;           /* the policy's heat cut between the tiers (0: all fits) */
 	float cut_hot;       /* clearly above the cut (cut x hysteresis^2) */
-	uint32_t cold_period; /* the period of cold_n: */
-	uint32_t cold_n;      /* fast blocks found gone cold together (tier_heat_cold_member) */
+	uint32_t cold_n;     /* this period: fast blocks found gone cold together (tier_heat_cold_member) */
 	bool in_due;         /* visiting the due list: no re-queueing */
 	uint64_t sched_ns;   /* this period: the visits' CPU */
 	int64_t fault_ns;    /* this period: faults charged (when armed) less refunds (when measured) */
