@@ -369,5 +369,40 @@ int main(void)
 		tier_policy_decide(&in, fast, 2, slow, 0, &out);
 		ok(out.demote_blocks == 0, "a full node under the budget's watermark demotes nothing");
 	}
+	/* a swap takes no more than its room needs: the coldest fast blocks
+	 * of a few pages (uniform GUPS's small data, read by DAMON as 0.003-
+	 * 0.2) are not moved in front of the 2 MiB block that alone makes room */
+	{
+		float fh[4] = {0.003f, 0.1f, 0.2f, 0.7f}, shh[1] = {25.0f};
+		mk(fast, 4, 0, fh);
+		mk(slow, 1, 1, shh);
+		fast[0].bytes = 4096;
+		fast[1].bytes = 24 * 1024;
+		fast[2].bytes = 56 * 1024;
+		for (int i = 0; i < 4; i++)
+			fast[i].se = 0.1f;
+		slow[0].se = 1.0f;
+		size_t tot = 2 * MB + 84 * 1024;
+		in = full(tot);
+		tier_policy_decide(&in, fast, 4, slow, 1, &out);
+		ok(slow[0].chosen && fast[3].chosen && !fast[0].chosen && !fast[1].chosen && !fast[2].chosen &&
+			   out.demote_blocks == 1 && out.demote_bytes == 2 * MB,
+		   "three small cold blocks and a 2 MiB one, room for 2 MiB needed: only the 2 MiB one gives way "
+		   "(%zu out, %zu bytes)", out.demote_blocks, out.demote_bytes);
+		/* 8 KiB more than the big one frees: the smallest that makes it up stays picked */
+		float fh2[3] = {0.01f, 0.02f, 0.5f};
+		mk(fast, 3, 0, fh2);
+		mk(slow, 1, 1, shh);
+		fast[0].bytes = 4096;
+		fast[1].bytes = 8192;
+		slow[0].bytes = 2 * MB + 8192;
+		for (int i = 0; i < 3; i++)
+			fast[i].se = 0.1f;
+		in = full(2 * MB + 12288);
+		tier_policy_decide(&in, fast, 3, slow, 1, &out);
+		ok(slow[0].chosen && !fast[0].chosen && fast[1].chosen && fast[2].chosen && out.demote_blocks == 2,
+		   "2 MiB + 8 KiB in: the 8 KiB block and the 2 MiB one give way, the 4 KiB one stays (%zu out)",
+		   out.demote_blocks);
+	}
 	return done();
 }
