@@ -140,7 +140,7 @@ void tier_heat_failed(int src, const char *why);
 #define TIER_BF_PULLED 8u /* a pull source measured it at least once */
 #define TIER_BF_BOUND 16u /* its last pull window came back all written: its rate is a lower bound */
 #define TIER_BF_EMPTY 64u  /* its last pull look found its slice empty on a block that was not (monitor.c) */
-#define TIER_BF_RETEST 32u /* slow, picked for a swap on its estimate: restarted, to move on a look made after */
+#define TIER_BF_RETEST 32u /* picked for a swap (slow, on its estimate; fast, to give way): restarted, to move on a look made after */
 
 /* Samples are fixed point: TIER_HEAT_UNIT per page means "this page was
  * accessed in this period" (DAMON: every sample saw it accessed; pagemap:

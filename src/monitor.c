@@ -779,6 +779,8 @@ void tier_monitor_moved(struct tier_mapping *m, uint32_t b, int from, int to)
 void tier_monitor_retest(struct tier_mapping *m, uint32_t b)
 {
 	struct tier_block *blk = &m->blocks[b];
+	if ((blk->flags & (TIER_BF_RETEST | TIER_BF_PULLED)) == TIER_BF_RETEST)
+		return; /* its look is on the way */
 	/* the next look starts its estimate afresh (looks 1, its own
 	 * information): what picked the block does not judge it */
 	blk->flags = (uint8_t)((blk->flags | TIER_BF_RETEST) & ~TIER_BF_PULLED);
@@ -827,7 +829,7 @@ static void parts(struct tier_mapping *m, uint32_t b, struct tier_ph *e, int hom
 	n = tier_ph_select(e, heat, home, false, t_cold, NULL, &h);
 	if (n && *nf < fcap)
 		fast[(*nf)++] = (struct tier_cand){.ref = m, .block = b, .bytes = n << TIER_PAGE_SHIFT, .heat = h,
-						   .se = se, .lo = h - TIER_CUT_Z * se, .tier = 0, .part = TIER_PART_DOWN,
+						   .se = se, .lo = h - TIER_CUT_Z * se, .tier = 0, .part = TIER_PART_DOWN, .judged = true,
 						   .thr = t_cold};
 }
 
@@ -839,6 +841,7 @@ void tier_monitor_candidates(struct tier_cand *fast, size_t fcap, size_t *nfast,
                              float t_cold)
 {
 	size_t nf = 0, ns = 0;
+	bool pull_on = (tier_heat_running() >> TIER_SRC_PAGEMAP) & 1;
 	for (int list = 0; list < 2; list++) {
 		struct ref *v = list ? tier_mon.cold : tier_mon.watch;
 		uint32_t n = list ? tier_mon.ncold : tier_mon.nwatch;
@@ -882,6 +885,19 @@ void tier_monitor_candidates(struct tier_cand *fast, size_t fcap, size_t *nfast,
 			} else if (t > 0 && (blk->flags & TIER_BF_PULLED) && blk->looks < 2) {
 				continue;
 			}
+			/* a fast block picked to give way: judged on the looks
+			 * after the pick while they are few; one whose look did not
+			 * come (never visited) is picked anew */
+			bool judged = !pull_on;
+			if (t == 0 && (blk->flags & TIER_BF_RETEST)) {
+				if (blk->flags & TIER_BF_PULLED) {
+					judged = blk->looks <= RETEST_LOOKS;
+					if (!judged)
+						blk->flags &= (uint8_t)~TIER_BF_RETEST;
+				} else if (period - blk->pull_period > RETEST_LOOKS) {
+					blk->flags &= (uint8_t)~TIER_BF_RETEST;
+				}
+			}
 			struct tier_cand c = {.ref = m,
 					      .block = v[i].b,
 					      .bytes = (st & TIER_BS_PAGES) << TIER_PAGE_SHIFT,
@@ -890,6 +906,7 @@ void tier_monitor_candidates(struct tier_cand *fast, size_t fcap, size_t *nfast,
 					      .lo = heat_lo(blk),
 					      .tier = (uint8_t)t,
 					      .unsure = (blk->flags & TIER_BF_BOUND) != 0,
+					      .judged = judged,
 					      .picked_on_own = t > 0 && (blk->flags & (TIER_BF_PULLED | TIER_BF_RETEST)) ==
 									    TIER_BF_PULLED};
 			if (t == 0 && nf < fcap)

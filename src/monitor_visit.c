@@ -357,7 +357,11 @@ void tier_mon_rearm(struct tier_mapping *m, uint32_t b)
 {
 	struct tier_block *blk = &m->blocks[b];
 	uint32_t n = blk->pull_pages;
-	if (!n || n >= TIER_PAGES_PER_BLOCK)
+	if (!n) { /* never looked at: its first look, now */
+		arm_slice(m, b, SLICE_FIRST);
+		return;
+	}
+	if (n >= TIER_PAGES_PER_BLOCK)
 		return;
 	refund(blk);
 	arm_slice(m, b, n);

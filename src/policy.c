@@ -178,7 +178,10 @@ void tier_policy_decide(const struct tier_policy_in *in, struct tier_cand *fast,
 		/* what the budget and the node both need freed first */
 #define NEEDS_ROOM (used - freed + hot->bytes > high || (hot->bytes > freed && hot->bytes - freed > room))
 		for (size_t g = f; g < nfast && NEEDS_ROOM && np < SWAP_PICKS; g++) {
-			if (fast[g].chosen)
+			/* (one looking again is spoken for: the next slow block
+			 * has others looked at, not the same one again: a shifted
+			 * hot set's 16 blocks had one victim looked at a round) */
+			if (fast[g].chosen || fast[g].retest)
 				continue;
 			if (!hotter_by_heat(in, hot, &fast[g]))
 				break;
@@ -203,27 +206,38 @@ void tier_policy_decide(const struct tier_policy_in *in, struct tier_cand *fast,
 			tries++;
 			continue;
 		}
-		if (hot->picked_on_own) {
-			/* enough, but the slow block ranks first on the very looks
-			 * that would judge it: on uniform GUPS the hottest of a
-			 * hundred alike blocks read 5-30 against a typical 1.5-2.5
-			 * and passed every test of its own noise.  A look made
-			 * after the pick is free of that selection; the caller
-			 * takes one first */
-			unpick(fast, picks, np);
-			hot->retest = true;
-			out->retests++;
-			continue;
-		}
-		tries = 0;
 		/* the least that frees the room: what the budget and the node
 		 * both need (NEEDS_ROOM false) */
 		size_t over = used + hot->bytes > high ? used + hot->bytes - high : 0;
 		size_t short_node = hot->bytes > room ? hot->bytes - room : 0;
 		np = prune(fast, picks, np, freed, over > short_node ? over : short_node);
 		freed = 0;
-		for (size_t k = 0; k < np; k++)
+		bool unjudged = false;
+		for (size_t k = 0; k < np; k++) {
 			freed += fast[picks[k]].bytes;
+			unjudged |= !fast[picks[k]].judged;
+		}
+		if (hot->picked_on_own || unjudged) {
+			/* enough, but the slow block ranks first on the very looks
+			 * that would judge it: on uniform GUPS the hottest of a
+			 * hundred alike blocks read 5-30 against a typical 1.5-2.5
+			 * and passed every test of its own noise.  A look made
+			 * after the pick is free of that selection; the caller
+			 * takes one first.  The fast blocks that would give way
+			 * are looked at over the same window: judged on long
+			 * windows (1-1.5 a period, a look spanning the program's
+			 * quiet moments) against the slow block's one period
+			 * (3 and more, all written), alike blocks of uniform GUPS
+			 * swapped on the difference of the windows */
+			for (size_t k = 0; k < np; k++)
+				if (!fast[picks[k]].judged)
+					fast[picks[k]].retest = true;
+			unpick(fast, picks, np);
+			hot->retest = hot->picked_on_own;
+			out->retests++;
+			continue;
+		}
+		tries = 0;
 		for (size_t k = 0; k < np; k++) {
 			out->demote_bytes += fast[picks[k]].bytes;
 			out->demote_blocks++;

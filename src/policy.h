@@ -22,8 +22,12 @@ struct tier_cand {
 	bool picked_on_own; /* slow: its heat is the estimate that ranks it first, so it is picked
 	                     * on its luck as much as its heat (the hottest of a hundred noisy
 	                     * estimates): a swap waits for a look made after the pick */
+	bool judged;        /* fast: its heat rests on a look over the window a slow block's
+	                     * retest uses, made since it was picked to give way (or no look of
+	                     * that kind can be made: no pull source, a part) */
 	bool chosen;        /* output: move it (to 0 if tier > 0, else to 1) */
-	bool retest;        /* output: it would have displaced fast memory; look again first */
+	bool retest;        /* output: slow, it would have displaced fast memory; fast, it would
+	                     * have given way: look again first */
 	float thr;          /* a part: the page heat that chose its pages */
 };
 /* Parts of split blocks: its pages elsewhere at least thr hot (up), its
@@ -76,7 +80,10 @@ struct tier_policy_out {
  *     hysteresis factor (or by wide_margin) and by at least swap_gap, and
  *     only for slow blocks at least swap_min hot; stop at the first block
  *     that cannot fit.  A slow block picked_on_own is not moved: it is marked
- *     retest (the caller looks again, and moves it on what that look says).
+ *     retest (the caller looks again, and moves it on what that look says),
+ *     and so are the fast blocks it would displace; a swap whose slow block
+ *     is judged but whose fast ones are not (judged false) marks those
+ *     retest and waits for their looks: both sides judged on alike looks.
  * Each direction stays within its byte budget.  Sorts both arrays (fast:
  * coldest first; slow: hottest first) and marks the chosen candidates. */
 void tier_policy_decide(const struct tier_policy_in *in, struct tier_cand *fast, size_t nfast,

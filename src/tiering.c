@@ -281,13 +281,14 @@ static void split_upkeep(void)
 }
 
 /* Slow blocks the policy would have swapped in on the looks that ranked
- * them first look again before they move (whole blocks only: a part is
- * never picked_on_own). */
-static void retests(const struct tier_cand *slow, size_t n)
+ * them first, and fast ones it would have had give way, look again before
+ * they move (whole blocks only: a part is never picked_on_own, and is
+ * judged). */
+static void retests(const struct tier_cand *c, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		if (slow[i].retest)
-			tier_monitor_retest(slow[i].ref, slow[i].block);
+		if (c[i].retest)
+			tier_monitor_retest(c[i].ref, c[i].block);
 }
 
 static size_t move(struct tier_cand *c)
@@ -574,6 +575,7 @@ size_t tier_balance(uint32_t period)
 	if (s->trace)
 		trace(period, &th, cand_slow, nslow, cand_fast, nfast);
 	retests(cand_slow, nslow);
+	retests(cand_fast, nfast);
 	size_t moved = apply(cand_fast, nfast); /* demotions first: they make room */
 	/* ... less than their bytes when others took pages meanwhile (the
 	 * program's own fast-first allocations): the promotions look again */

@@ -11,7 +11,8 @@ static struct tier_cand fast[64], slow[64];
 static void mk(struct tier_cand *c, size_t n, uint8_t tier, const float *heat)
 {
 	for (size_t i = 0; i < n; i++)
-		c[i] = (struct tier_cand){.block = (uint32_t)i, .bytes = 2 * MB, .heat = heat[i], .lo = heat[i], .tier = tier};
+		c[i] = (struct tier_cand){.block = (uint32_t)i, .bytes = 2 * MB, .heat = heat[i], .lo = heat[i], .tier = tier,
+					  .judged = tier == 0};
 }
 
 static size_t chosen(const struct tier_cand *c, size_t n)
@@ -368,6 +369,49 @@ int main(void)
 		in.wm_high = 1.0;
 		tier_policy_decide(&in, fast, 2, slow, 0, &out);
 		ok(out.demote_blocks == 0, "a full node under the budget's watermark demotes nothing");
+	}
+	/* alike looks: a fast block judged on its long windows gives way only
+	 * once looked at over the slow block's window, after the pick */
+	{
+		float fh[2] = {1.2f, 1.5f}, shh[1] = {6.0f};
+		mk(fast, 2, 0, fh);
+		mk(slow, 1, 1, shh);
+		for (int i = 0; i < 2; i++)
+			fast[i].se = 0.3f;
+		slow[0].se = 1.0f;
+		fast[0].judged = false;
+		in = full(4 * MB);
+		tier_policy_decide(&in, fast, 2, slow, 1, &out);
+		ok(!slow[0].chosen && !fast[0].chosen && fast[0].retest && !fast[1].retest && !slow[0].retest &&
+			   out.swaps == 0 && out.retests == 1,
+		   "6.0 judged against 1.2 not looked at since: no swap, the fast block looks again (%zu swaps)", out.swaps);
+		fast[0].retest = false;
+		fast[0].judged = true;
+		tier_policy_decide(&in, fast, 2, slow, 1, &out);
+		ok(slow[0].chosen && fast[0].chosen && out.swaps == 1, "... once judged, it gives way (%zu swaps)", out.swaps);
+		/* a slow block picked on its own: it and an unjudged victim both look again */
+		mk(fast, 2, 0, fh);
+		mk(slow, 1, 1, shh);
+		for (int i = 0; i < 2; i++)
+			fast[i].se = 0.3f;
+		slow[0].se = 1.0f;
+		slow[0].picked_on_own = true;
+		fast[0].judged = false;
+		tier_policy_decide(&in, fast, 2, slow, 1, &out);
+		ok(slow[0].retest && fast[0].retest && !fast[1].retest && out.swaps == 0,
+		   "picked on its own looks: the slow block and the fast one it would displace look again together");
+		/* two slow blocks, two unjudged fast ones: each has its own looked at */
+		float fh3[2] = {1.2f, 1.3f}, sh3[2] = {6.0f, 5.5f};
+		mk(fast, 2, 0, fh3);
+		mk(slow, 2, 1, sh3);
+		for (int i = 0; i < 2; i++) {
+			fast[i].se = 0.3f;
+			fast[i].judged = false;
+			slow[i].se = 1.0f;
+		}
+		tier_policy_decide(&in, fast, 2, slow, 2, &out);
+		ok(fast[0].retest && fast[1].retest && out.swaps == 0 && out.retests == 2,
+		   "two slow blocks waiting: both unjudged fast blocks look again in one round (%zu retests)", out.retests);
 	}
 	/* a swap takes no more than its room needs: the coldest fast blocks
 	 * of a few pages (uniform GUPS's small data, read by DAMON as 0.003-
