@@ -15,6 +15,17 @@ static void mk(struct tier_cand *c, size_t n, uint8_t tier, const float *heat)
 					  .judged = tier == 0};
 }
 
+/* fast and slow candidates of given heats, each side with one standard error */
+static void sides(const float *fh, size_t nf, float fse, const float *sh, size_t ns, float sse)
+{
+	mk(fast, nf, 0, fh);
+	mk(slow, ns, 1, sh);
+	for (size_t i = 0; i < nf; i++)
+		fast[i].se = fse;
+	for (size_t i = 0; i < ns; i++)
+		slow[i].se = sse;
+}
+
 static size_t chosen(const struct tier_cand *c, size_t n)
 {
 	size_t k = 0;
@@ -242,11 +253,7 @@ int main(void)
 	 * least") does not give way; the next does */
 	{
 		float fh[2] = {0.2f, 0.5f}, shh[1] = {2.5f};
-		mk(fast, 2, 0, fh);
-		mk(slow, 1, 1, shh);
-		for (int i = 0; i < 2; i++)
-			fast[i].se = 0.05f;
-		slow[0].se = 0.05f;
+		sides(fh, 2, 0.05f, shh, 1, 0.05f);
 		fast[0].unsure = true;
 		in = base(4 * MB, 4 * MB);
 		in.wm_high = 1.0;
@@ -374,11 +381,7 @@ int main(void)
 	 * once looked at over the slow block's window, after the pick */
 	{
 		float fh[2] = {1.2f, 1.5f}, shh[1] = {6.0f};
-		mk(fast, 2, 0, fh);
-		mk(slow, 1, 1, shh);
-		for (int i = 0; i < 2; i++)
-			fast[i].se = 0.3f;
-		slow[0].se = 1.0f;
+		sides(fh, 2, 0.3f, shh, 1, 1.0f);
 		fast[0].judged = false;
 		in = full(4 * MB);
 		tier_policy_decide(&in, fast, 2, slow, 1, &out);
@@ -390,11 +393,7 @@ int main(void)
 		tier_policy_decide(&in, fast, 2, slow, 1, &out);
 		ok(slow[0].chosen && fast[0].chosen && out.swaps == 1, "... once judged, it gives way (%zu swaps)", out.swaps);
 		/* a slow block picked on its own: it and an unjudged victim both look again */
-		mk(fast, 2, 0, fh);
-		mk(slow, 1, 1, shh);
-		for (int i = 0; i < 2; i++)
-			fast[i].se = 0.3f;
-		slow[0].se = 1.0f;
+		sides(fh, 2, 0.3f, shh, 1, 1.0f);
 		slow[0].picked_on_own = true;
 		fast[0].judged = false;
 		tier_policy_decide(&in, fast, 2, slow, 1, &out);
@@ -402,13 +401,8 @@ int main(void)
 		   "picked on its own looks: the slow block and the fast one it would displace look again together");
 		/* two slow blocks, two unjudged fast ones: each has its own looked at */
 		float fh3[2] = {1.2f, 1.3f}, sh3[2] = {6.0f, 5.5f};
-		mk(fast, 2, 0, fh3);
-		mk(slow, 2, 1, sh3);
-		for (int i = 0; i < 2; i++) {
-			fast[i].se = 0.3f;
-			fast[i].judged = false;
-			slow[i].se = 1.0f;
-		}
+		sides(fh3, 2, 0.3f, sh3, 2, 1.0f);
+		fast[0].judged = fast[1].judged = false;
 		tier_policy_decide(&in, fast, 2, slow, 2, &out);
 		ok(fast[0].retest && fast[1].retest && out.swaps == 0 && out.retests == 2,
 		   "two slow blocks waiting: both unjudged fast blocks look again in one round (%zu retests)", out.retests);
@@ -418,14 +412,10 @@ int main(void)
 	 * 0.2) are not moved in front of the 2 MiB block that alone makes room */
 	{
 		float fh[4] = {0.003f, 0.1f, 0.2f, 0.7f}, shh[1] = {25.0f};
-		mk(fast, 4, 0, fh);
-		mk(slow, 1, 1, shh);
+		sides(fh, 4, 0.1f, shh, 1, 1.0f);
 		fast[0].bytes = 4096;
 		fast[1].bytes = 24 * 1024;
 		fast[2].bytes = 56 * 1024;
-		for (int i = 0; i < 4; i++)
-			fast[i].se = 0.1f;
-		slow[0].se = 1.0f;
 		size_t tot = 2 * MB + 84 * 1024;
 		in = full(tot);
 		tier_policy_decide(&in, fast, 4, slow, 1, &out);
@@ -435,13 +425,10 @@ int main(void)
 		   "(%zu out, %zu bytes)", out.demote_blocks, out.demote_bytes);
 		/* 8 KiB more than the big one frees: the smallest that makes it up stays picked */
 		float fh2[3] = {0.01f, 0.02f, 0.5f};
-		mk(fast, 3, 0, fh2);
-		mk(slow, 1, 1, shh);
+		sides(fh2, 3, 0.1f, shh, 1, 1.0f);
 		fast[0].bytes = 4096;
 		fast[1].bytes = 8192;
 		slow[0].bytes = 2 * MB + 8192;
-		for (int i = 0; i < 3; i++)
-			fast[i].se = 0.1f;
 		in = full(2 * MB + 12288);
 		tier_policy_decide(&in, fast, 3, slow, 1, &out);
 		ok(slow[0].chosen && !fast[0].chosen && fast[1].chosen && fast[2].chosen && out.demote_blocks == 2,
