@@ -31,7 +31,10 @@ static int combined_swaps(bool others_running)
 		float heat = blk[i].other;
 		if (blk[i].listed)
 			heat += (float)tier_cxl_weight(64, others_running, blk[i].slow, blk[i].other, UNIT) / UNIT;
-		struct tier_cand c = {.block = i, .bytes = 2u << 20, .heat = heat, .tier = blk[i].slow};
+		/* (fast: judged, as the monitor has them with no written-bit
+		 * looks to wait for) */
+		struct tier_cand c = {.block = i, .bytes = 2u << 20, .heat = heat, .tier = blk[i].slow,
+				      .judged = !blk[i].slow};
 		if (blk[i].slow)
 			slow[ns++] = c;
 		else
