@@ -877,27 +877,21 @@ void tier_monitor_candidates(struct tier_cand *fast, size_t fcap, size_t *nfast,
 			 * Judged on the looks after the pick while they are few;
 			 * past RETEST_LOOKS without a move it is picked anew (each
 			 * judgement on the same fresh looks is another draw) */
+			/* (a fast block picked to give way likewise; one whose
+			 * look did not come, never visited, is picked anew) */
+			unsigned rt = blk->flags & (TIER_BF_RETEST | TIER_BF_PULLED);
+			if ((rt == (TIER_BF_RETEST | TIER_BF_PULLED) && blk->looks > RETEST_LOOKS) ||
+			    (rt == TIER_BF_RETEST && t == 0 && period - blk->pull_period > RETEST_LOOKS))
+				blk->flags &= (uint8_t)~TIER_BF_RETEST;
 			if (t > 0 && (blk->flags & TIER_BF_RETEST)) {
 				if (!(blk->flags & TIER_BF_PULLED))
 					continue;
-				if (blk->looks > RETEST_LOOKS)
-					blk->flags &= (uint8_t)~TIER_BF_RETEST;
 			} else if (t > 0 && (blk->flags & TIER_BF_PULLED) && blk->looks < 2) {
 				continue;
 			}
-			/* a fast block picked to give way: judged on the looks
-			 * after the pick while they are few; one whose look did not
-			 * come (never visited) is picked anew */
-			bool judged = !pull_on;
-			if (t == 0 && (blk->flags & TIER_BF_RETEST)) {
-				if (blk->flags & TIER_BF_PULLED) {
-					judged = blk->looks <= RETEST_LOOKS;
-					if (!judged)
-						blk->flags &= (uint8_t)~TIER_BF_RETEST;
-				} else if (period - blk->pull_period > RETEST_LOOKS) {
-					blk->flags &= (uint8_t)~TIER_BF_RETEST;
-				}
-			}
+			/* judged: on the looks after the pick to give way */
+			bool judged = !pull_on || (t == 0 && (blk->flags & (TIER_BF_RETEST | TIER_BF_PULLED)) ==
+								     (TIER_BF_RETEST | TIER_BF_PULLED));
 			struct tier_cand c = {.ref = m,
 					      .block = v[i].b,
 					      .bytes = (st & TIER_BS_PAGES) << TIER_PAGE_SHIFT,

@@ -90,7 +90,7 @@ static void unpick(struct tier_cand *fast, const size_t *picks, size_t np)
  * data, read by DAMON's regions as 0.003-0.5 one round and 11-188 ten
  * rounds later: taken in front of each 2 MiB victim, they were demoted
  * and promoted back, a third of the moves and most of those undone. */
-static size_t prune(struct tier_cand *fast, size_t *picks, size_t np, size_t freed, size_t need)
+static size_t prune(struct tier_cand *fast, size_t *picks, size_t np, size_t *freed, size_t need)
 {
 	/* insertion sort by bytes, then hotter (later) first */
 	for (size_t i = 1; i < np; i++)
@@ -105,9 +105,9 @@ static size_t prune(struct tier_cand *fast, size_t *picks, size_t np, size_t fre
 	size_t kept = 0;
 	for (size_t k = 0; k < np; k++) {
 		size_t b = fast[picks[k]].bytes;
-		if (freed - b >= need) {
+		if (*freed - b >= need) {
 			fast[picks[k]].chosen = false;
-			freed -= b;
+			*freed -= b;
 		} else {
 			picks[kept++] = picks[k];
 		}
@@ -176,8 +176,10 @@ void tier_policy_decide(const struct tier_policy_in *in, struct tier_cand *fast,
 			f++;
 		size_t freed = 0, np = 0;
 		/* what the budget and the node both need freed first */
-#define NEEDS_ROOM (used - freed + hot->bytes > high || (hot->bytes > freed && hot->bytes - freed > room))
-		for (size_t g = f; g < nfast && NEEDS_ROOM && np < SWAP_PICKS; g++) {
+		size_t over = used + hot->bytes > high ? used + hot->bytes - high : 0;
+		size_t short_node = hot->bytes > room ? hot->bytes - room : 0;
+		size_t need = over > short_node ? over : short_node;
+		for (size_t g = f; g < nfast && freed < need && np < SWAP_PICKS; g++) {
 			/* (one looking again is spoken for: the next slow block
 			 * has others looked at, not the same one again: a shifted
 			 * hot set's 16 blocks had one victim looked at a round) */
@@ -198,25 +200,18 @@ void tier_policy_decide(const struct tier_policy_in *in, struct tier_cand *fast,
 			picks[np++] = g;
 			freed += fast[g].bytes;
 		}
-		if (NEEDS_ROOM) {
+		if (freed < need) {
 			/* not enough colder memory to give way */
-			if (used - freed + hot->bytes <= high)
+			if (freed >= over)
 				out->room_short++;
 			unpick(fast, picks, np);
 			tries++;
 			continue;
 		}
-		/* the least that frees the room: what the budget and the node
-		 * both need (NEEDS_ROOM false) */
-		size_t over = used + hot->bytes > high ? used + hot->bytes - high : 0;
-		size_t short_node = hot->bytes > room ? hot->bytes - room : 0;
-		np = prune(fast, picks, np, freed, over > short_node ? over : short_node);
-		freed = 0;
+		np = prune(fast, picks, np, &freed, need); /* the least that frees it */
 		bool unjudged = false;
-		for (size_t k = 0; k < np; k++) {
-			freed += fast[picks[k]].bytes;
+		for (size_t k = 0; k < np; k++)
 			unjudged |= !fast[picks[k]].judged;
-		}
 		if (hot->picked_on_own || unjudged) {
 			/* enough, but the slow block ranks first on the very looks
 			 * that would judge it: on uniform GUPS the hottest of a
@@ -252,7 +247,6 @@ void tier_policy_decide(const struct tier_policy_in *in, struct tier_cand *fast,
 		out->promote_bytes += hot->bytes;
 		out->promote_blocks++;
 	}
-#undef NEEDS_ROOM
 	out->fast_after = used;
 }
 
