@@ -43,12 +43,12 @@ S=${top_builddir:-$top}/bench/scale/scale
 LIB=${TIERMALLOC_LIB:-$top/.libs/libtiermalloc.so}
 JE=$(ls /usr/lib/*/libjemalloc.so.2 2>/dev/null | head -n 1)
 csv=$out/scale.csv
-echo "footprint_mib,touched_mib,hot_mib,workload,allocator,phase,detect_s,rate_maps,bg_share,cost_p50_us,cost_p99_us,minflt,meta_ours,meta_je,seen_1s,seen_10s,seen_60s,size_90,size_95,size_99,pass_s,window_s,steady_p99_us" >"$csv"
+echo "footprint_mib,touched_mib,hot_mib,workload,allocator,phase,detect_s,rate_maps,bg_share,cost_p50_us,cost_p99_us,minflt,meta_ours,meta_je,seen_1s,seen_10s,seen_60s,size_90,size_95,size_99,pass_s,window_s,steady_p99_us,pte_kib" >"$csv"
 v() { echo "$line" | sed -n "s/.* $1=\([^ ]*\).*/\1/p"; }
 row() { # F T H WL AL set by the caller; scale's output on stdin
 	while read -r line; do
 		case $line in name=*) ;; *) continue ;; esac
-		echo "$F,$T,$H,$WL,$AL,$(v phase),$(v detect_s),$(v rate_maps),$(v bg_share),$(v cost_p50_us),$(v cost_p99_us),$(v minflt),$(v meta_ours),$(v meta_je),$(v seen_1s),$(v seen_10s),$(v seen_60s),$(v size_90),$(v size_95),$(v size_99),$(v pass_s),$(v window_s),$(v steady_p99_us)" >>"$csv"
+		echo "$F,$T,$H,$WL,$AL,$(v phase),$(v detect_s),$(v rate_maps),$(v bg_share),$(v cost_p50_us),$(v cost_p99_us),$(v minflt),$(v meta_ours),$(v meta_je),$(v seen_1s),$(v seen_10s),$(v seen_60s),$(v size_90),$(v size_95),$(v size_99),$(v pass_s),$(v window_s),$(v steady_p99_us),$(v pte_kib)" >>"$csv"
 	done
 }
 for F in $FOOT; do

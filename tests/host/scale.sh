@@ -12,9 +12,9 @@ sed 's/^/# /' "$tmp/table"
 head -n 1 "$tmp/scale.csv" | grep -q '^footprint_mib,touched_mib,hot_mib,workload,allocator,phase,detect_s,rate_maps,bg_share'
 ok $? "CSV header"
 # per footprint: 2 paced tiermalloc workloads + paced jemalloc + 2 unpaced, 2 phases each
-n=$(awk -F, 'NR > 1 && NF == 23' "$tmp/scale.csv" | wc -l)
+n=$(awk -F, 'NR > 1 && NF == 24' "$tmp/scale.csv" | wc -l)
 [ "$n" -eq 20 ]
-ok $? "CSV: 20 rows of 22 fields ($n)"
+ok $? "CSV: 20 rows of 24 fields ($n)"
 awk -F, 'NR > 1 && ($9 < 0 || $9 > 1 || $8 <= 0 || $13 < 0 || $14 <= 0) { bad++ } END { exit bad > 0 }' "$tmp/scale.csv"
 ok $? "shares of a core within 0..1, access rates and jemalloc metadata positive"
 awk -F, 'NR > 1 && $5 == "tiermalloc" && $4 != "unpaced" && $13 == 0 { bad++ } END { exit bad > 0 }' "$tmp/scale.csv"
