@@ -178,46 +178,16 @@ static bool registered(struct tier_mapping *m)
 	return true;
 }
 
+static void pm_arm(struct tier_mapping *m, uintptr_t start, uintptr_t end)
+{
+	if (registered(m))
+		wp(start, end, true);
+}
+
 static void pm_disarm(struct tier_mapping *m, uintptr_t start, uintptr_t end)
 {
 	if (m->src_gen == pm.gen)
 		wp(start, end, false);
-}
-
-/* Whether [start, end), inside one block, holds a page (present or
- * swapped).  Protecting memory never touched sees nothing that a measure
- * would miss (a first write maps a new page unprotected, read as
- * written), but the kernel builds the page table for it, 4 KiB a 2 MiB
- * block, kept until unmapped: the sweep's looks over bench/scale's 56 GiB
- * committed and never written grew its page tables by 57 MiB in 36 s.
- * The scan protects nothing (no TLB shootdown), and once a block holds a
- * page its table stays: asked again only after it is placed afresh. */
-static bool holds(struct tier_mapping *m, uintptr_t start, uintptr_t end)
-{
-	struct tier_block *blk = &m->blocks[(start - m->base) >> TIER_BLOCK_SHIFT];
-	uint32_t plc = atomic_load_explicit(&blk->placements, memory_order_relaxed) + 1;
-	if (blk->held_plc == plc)
-		return true;
-	struct pm_scan_arg a = {
-		.size = sizeof(a),
-		.start = start,
-		.end = end,
-		.vec = (uintptr_t)pm_vec,
-		.vec_len = 1,
-		.max_pages = 1,
-		.category_anyof_mask = PAGE_IS_PRESENT | PAGE_IS_SWAPPED,
-		.return_mask = PAGE_IS_PRESENT | PAGE_IS_SWAPPED,
-	};
-	if (ioctl(pm.pagemap, PAGEMAP_SCAN, &a) == 0)
-		return false;
-	blk->held_plc = plc; /* or an error: protect as before */
-	return true;
-}
-
-static void pm_arm(struct tier_mapping *m, uintptr_t start, uintptr_t end)
-{
-	if (registered(m) && holds(m, start, end))
-		wp(start, end, true);
 }
 
 static uint64_t pm_measure(struct tier_mapping *m, uintptr_t start, uintptr_t end, uint32_t mult,
@@ -225,8 +195,6 @@ static uint64_t pm_measure(struct tier_mapping *m, uintptr_t start, uintptr_t en
 {
 	if (m->src_gen != pm.gen)
 		return 0; /* never armed */
-	if (!holds(m, start, end))
-		return 0; /* nothing written, and re-protecting would build the table */
 	uint64_t faults = 0;
 	uint64_t flags = PM_SCAN_CHECK_WPASYNC | (rearm ? PM_SCAN_WP_MATCHING : 0);
 	while (start < end) {
