@@ -103,9 +103,16 @@ static void *h_alloc(extent_hooks_t *h, void *new_addr, size_t size, size_t alig
 		return NULL;
 	}
 	/* 2 MiB aligned, a metadata block would become one transparent huge
-	 * page under THP=always: 2 MiB resident for a few KiB used */
-	if (meta)
-		madvise(p, span, MADV_NOHUGEPAGE);
+	 * page under THP=always: 2 MiB resident for a few KiB used.  Data
+	 * too while tiering: a block first written as one huge page moves as
+	 * one 2 MiB folio, which needs an order-9 page on the target; on a
+	 * fast node with little free room (the bench's balloon) that meant
+	 * compaction stalls, failed moves and retries, and GUPS's first hot
+	 * set placed after 5.8-12 s instead of 1.3 s (bench/README).  The
+	 * pull source's slices split a huge page's mapping at the first
+	 * look anyway, so its TLB reach was not kept. */
+	if (meta || atomic_load_explicit(&tier_place.active, memory_order_relaxed))
+		m->nohuge = madvise(p, span, MADV_NOHUGEPAGE) == 0;
 	*zero = true;
 	if (*commit)
 		tier_place_commit(m, (uintptr_t)p, size);

@@ -105,8 +105,9 @@ void tier_ph_drop(struct tier_ph *e, struct tier_hist *hist)
 		uintptr_t lo;
 		size_t len;
 		range(e->m, e->b, &lo, &len);
-		/* give the block back to THP where THP is the rule */
-		if (thp_is_always())
+		/* give the block back to THP where THP is the rule (and the
+		 * hooks did not map it without) */
+		if (thp_is_always() && !e->m->nohuge)
 			madvise((void *)lo, len, MADV_HUGEPAGE);
 	}
 	e->state = TIER_PH_FREE;

@@ -91,6 +91,7 @@ struct tier_mapping {
 	unsigned arena;
 	int pinned_tier;               /* explicit tier arena: its tier; else -1 */
 	bool meta;                     /* jemalloc metadata: fast tier, not charged */
+	bool nohuge;                   /* mapped MADV_NOHUGEPAGE (hooks.c): kept so by pageheat.c */
 	uint32_t src_gen;              /* heat sources' registration mark (background thread) */
 	uint64_t seq;                  /* order of registration: the list is sorted by it */
 	bool gone;                     /* being freed: readers of the background thread drop it */
