@@ -154,14 +154,32 @@ bool tier_heat_pull_running(void)
 	return false;
 }
 
-void tier_heat_arm(struct tier_mapping *m, uintptr_t start, uintptr_t end)
+bool tier_heat_arm(struct tier_mapping *m, uintptr_t start, uintptr_t end)
 {
+	bool armed = false;
 	for (int i = 0; i < TIER_SRC_COUNT; i++)
 		if (running(i) && sources[i]->arm) {
 			struct timing t = timing_begin();
-			sources[i]->arm(m, start, end);
+			armed |= sources[i]->arm(m, start, end);
 			timing_end(i, t);
 		}
+	return armed;
+}
+
+uint64_t tier_heat_held(struct tier_mapping *m, uint32_t b, uint32_t n)
+{
+	uint64_t all = n >= 64 ? ~0ull : (1ull << n) - 1, held = 0;
+	bool asked = false;
+	for (int i = 0; i < TIER_SRC_COUNT; i++)
+		if (running(i) && sources[i]->arm) {
+			if (!sources[i]->held)
+				return all;
+			struct timing t = timing_begin();
+			held |= sources[i]->held(m, b, n);
+			timing_end(i, t);
+			asked = true;
+		}
+	return asked ? held & all : all;
 }
 
 void tier_heat_disarm(struct tier_mapping *m, uintptr_t start, uintptr_t end)

@@ -31,8 +31,13 @@ struct tier_heat_ops {
 	 * the pages of [start, end) accessed since (each counting `mult`
 	 * times: a slice standing for a whole block) and, with rearm,
 	 * protects those again.  measure returns what the accesses it found
-	 * cost the program (the faults arming made it take), ns. */
-	void (*arm)(struct tier_mapping *m, uintptr_t start, uintptr_t end);
+	 * cost the program (the faults arming made it take), ns.  arm returns
+	 * whether it armed anything: memory that holds no page is left alone
+	 * (nothing there to fault on, and protecting it builds page tables). */
+	bool (*arm)(struct tier_mapping *m, uintptr_t start, uintptr_t end);
+	/* Which of the n blocks (at most 64) of m from block b hold a page
+	 * (bit i: block b + i), without protecting anything; NULL: all. */
+	uint64_t (*held)(struct tier_mapping *m, uint32_t b, uint32_t n);
 	/* Stop watching [start, end): nothing there costs a fault any more. */
 	void (*disarm)(struct tier_mapping *m, uintptr_t start, uintptr_t end);
 	uint64_t (*measure)(struct tier_mapping *m, uintptr_t start, uintptr_t end, uint32_t mult,
@@ -99,7 +104,8 @@ void tier_heat_collect(void);
 /* Whether a running pull source exists, and its arm/measure (measure
  * returns the ns of faults the program took for what was found). */
 bool tier_heat_pull_running(void);
-void tier_heat_arm(struct tier_mapping *m, uintptr_t start, uintptr_t end);
+bool tier_heat_arm(struct tier_mapping *m, uintptr_t start, uintptr_t end);
+uint64_t tier_heat_held(struct tier_mapping *m, uint32_t b, uint32_t n);
 void tier_heat_disarm(struct tier_mapping *m, uintptr_t start, uintptr_t end);
 uint64_t tier_heat_measure(struct tier_mapping *m, uintptr_t start, uintptr_t end, uint32_t mult,
                            bool rearm);
@@ -141,6 +147,7 @@ void tier_heat_failed(int src, const char *why);
 #define TIER_BF_BOUND 16u /* its last pull window came back all written: its rate is a lower bound */
 #define TIER_BF_EMPTY 64u  /* its last pull look found its slice empty on a block that was not (monitor.c) */
 #define TIER_BF_RETEST 32u /* picked for a swap (slow, on its estimate; fast, to give way): restarted, to move on a look made after */
+#define TIER_BF_UNARMED 128u /* its pull part holds no page: left unarmed, nothing charged or learned (monitor_visit.c) */
 
 /* Samples are fixed point: TIER_HEAT_UNIT per page means "this page was
  * accessed in this period" (DAMON: every sample saw it accessed; pagemap:

@@ -97,6 +97,10 @@ struct tier_mon_state {
 	uint32_t cb;
 	uint32_t pass_start;
 	uint64_t pass_blocks;
+	/* the pull source's answer for the cursor's 64 blocks: which hold a
+	 * page (held_b: the first of them, in mapping held_seq, this period) */
+	uint64_t held_seq, held_mask;
+	uint32_t held_b, held_period;
 	struct tier_hist hist[TIER_MAX_TIERS];
 	struct tier_rate_hist rates[TIER_SRC_COUNT];
 	float floor[TIER_SRC_COUNT];

@@ -50,5 +50,8 @@ struct pm_scan_arg {
 #ifndef PAGE_IS_HUGE
 #define PAGE_IS_HUGE (1 << 6)
 #endif
+#ifndef PAGE_IS_SWAPPED
+#define PAGE_IS_SWAPPED (1 << 4)
+#endif
 
 #endif

@@ -63,6 +63,8 @@ struct tier_block {
 	uint32_t cxl_slot;         /* the cxl source's reverse-map slot (checked before use) */
 	uint32_t ph;               /* entry + 1 in the per-page heat table (pageheat.c), 0: none */
 	uint32_t ph_retry;         /* period before which the block is not probed again */
+	uint32_t held_plc;         /* pull source: placements + 1 when it was seen holding a
+				    * page, i.e. with its page table built (heat_pagemap.c) */
 	uint16_t hist_pages;       /* pages counted in the heat histogram */
 	uint16_t seen_pages;       /* pages counted in the advisor's slot */
 	uint16_t pull_first;       /* pull sources: the armed slice, in pages (pull_pages 0: none) */

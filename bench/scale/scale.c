@@ -23,7 +23,8 @@
  *   takes at the sweep's rate in the window: every block of the
  *   footprint visited once) steady_p99_us (per-period cost p99 outside
  *   bursts: a burst may spend bg_cpu_burst a period by design) pte_kib
- *   (the process's page tables, VmPTE) */
+ *   (the process's page tables, VmPTE) passes (the sweep's complete
+ *   passes so far) */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdbool.h>
@@ -221,7 +222,7 @@ static void phase(const char *name, int id, double secs, double window, uint64_t
 	printf("name=%s phase=%d detect_s=%.2f rate_maps=%.2f bg_share=%.5f cost_p50_us=%.0f "
 	       "cost_p99_us=%.0f minflt=%ld meta_ours=%llu meta_je=%zu seen_1s=%.1f seen_10s=%.1f "
 	       "seen_60s=%.1f size_90=%.1f size_95=%.1f size_99=%.1f pass_s=%.2f recent_share=%.5f "
-	       "window_s=%.1f steady_p99_us=%.0f pte_kib=%ld\n",
+	       "window_s=%.1f steady_p99_us=%.0f pte_kib=%ld passes=%llu\n",
 	       name, id, det, (double)acc / dt / 1e6, (double)(c1 - c0) / 1e9 / dt,
 	       (double)u64("stats.bg.period_cost_p50_ns") / 1e3,
 	       (double)u64("stats.bg.period_cost_p99_ns") / 1e3, f1 - f0,
@@ -230,7 +231,8 @@ static void phase(const char *name, int id, double secs, double window, uint64_t
 	       (double)u64("stats.advise.seen_60s") / MB, (double)u64("stats.advise.size_90") / MB,
 	       (double)u64("stats.advise.size_95") / MB, (double)u64("stats.advise.size_99") / MB,
 	       (double)u64("stats.monitor.pass_periods") * 0.1, dbl("stats.bg.share"), pass_est,
-	       (double)u64("stats.bg.steady_cost_p99_ns") / 1e3, pte_kib());
+	       (double)u64("stats.bg.steady_cost_p99_ns") / 1e3, pte_kib(),
+	       (unsigned long long)u64("stats.monitor.passes"));
 	fflush(stdout);
 }
 

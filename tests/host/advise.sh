@@ -45,6 +45,19 @@ rows=$(awk -F, 'NR > 1 && NF == 10 && $1 ~ /^[0-9]+$/ && $9 ~ /^[0-9]+$/ { n++ }
 all=$(($(wc -l <"$tmp/hot.csv") - 1))
 [ "$rows" -ge 14 ] && [ "$rows" -eq "$all" ]
 ok $? "CSV: $rows well-formed rows of $all, one a second"
+# memory committed and never touched costs no page tables: 64 MiB used of
+# 1 GiB, the sweep over the rest must not make the kernel build them (4
+# KiB a 2 MiB block it arms: +2 MiB here before the fix); jemalloc alone
+# beside it, and at least one complete pass so that every block was seen
+JE=$(ls /usr/lib/*/libjemalloc.so.2 2>/dev/null | head -n 1)
+pte() { sed -n 's/.*phase=2 .*pte_kib=\([0-9]*\).*/\1/p'; }
+je=$(LD_PRELOAD=$JE "$S" -f 1024 -t 64 -H 4 -R 2 -a 4 -b 4 -w 1 2>/dev/null | pte)
+line=$(LD_PRELOAD=$TIERMALLOC_LIB TIERMALLOC_CONF="advise:true,bg_cpu:0.05" "$S" -f 1024 -t 64 -H 4 -R 2 -a 4 \
+	-b 4 -w 1 2>/dev/null | grep 'phase=2 ')
+ours=$(echo "$line" | pte)
+passes=$(echo "$line" | sed -n 's/.* passes=\([0-9]*\).*/\1/p')
+[ -n "$je" ] && [ -n "$ours" ] && [ "${passes:-0}" -ge 1 ] && [ "$ours" -le $((je + 256)) ]
+ok $? "untouched memory: page tables ${ours:-?} KiB against jemalloc's ${je:-?} KiB (at most +256) after ${passes:-?} sweep passes over 1 GiB with 64 MiB touched"
 # a bad path: one clear message, the program runs on
 out=$(LD_PRELOAD=$TIERMALLOC_LIB TIERMALLOC_CONF="advise:true,advise_csv:/nonexistent/dir/x.csv" \
 	"$S" -f 16 -H 2 -a 1.5 -b 0.5 -w 0.2 2>&1 >/dev/null)
