@@ -184,33 +184,55 @@ static void pm_disarm(struct tier_mapping *m, uintptr_t start, uintptr_t end)
 		wp(start, end, false);
 }
 
+/* A block seen holding a page since its placement keeps its page table
+ * (held_plc: placements + 1 then), so it is not asked again. */
+static bool seen_held(const struct tier_block *blk)
+{
+	return blk->held_plc == atomic_load_explicit(&blk->placements, memory_order_relaxed) + 1;
+}
+
+static void set_held(struct tier_block *blk)
+{
+	blk->held_plc = atomic_load_explicit(&blk->placements, memory_order_relaxed) + 1;
+}
+
+/* PAGEMAP_SCAN for present or swapped pages in [start, end), protecting
+ * nothing (no page table built, no TLB shootdown): up to len regions in
+ * v, stopping after max_pages pages (0: no limit); *walk_end: where it
+ * stopped.  The count of regions, or -1. */
+static long present(uintptr_t start, uintptr_t end, struct page_region *v, uint64_t len, uint64_t max_pages,
+		    uint64_t *walk_end)
+{
+	struct pm_scan_arg a = {
+		.size = sizeof(a),
+		.start = start,
+		.end = end,
+		.vec = (uintptr_t)v,
+		.vec_len = len,
+		.max_pages = max_pages,
+		.category_anyof_mask = PAGE_IS_PRESENT | PAGE_IS_SWAPPED,
+		.return_mask = PAGE_IS_PRESENT | PAGE_IS_SWAPPED,
+	};
+	long n = ioctl(pm.pagemap, PAGEMAP_SCAN, &a);
+	*walk_end = a.walk_end;
+	return n;
+}
+
 /* Whether [start, end), inside one block, holds a page (present or
  * swapped).  Protecting memory never touched sees nothing that a measure
  * would miss (a first write maps a new page unprotected, read as
  * written), but the kernel builds the page table for it, 4 KiB a 2 MiB
  * block, kept until unmapped: the sweep's looks over bench/scale's 56 GiB
- * committed and never written grew its page tables by 57 MiB in 36 s.
- * The scan protects nothing (no TLB shootdown), and once a block holds a
- * page its table stays: asked again only after it is placed afresh. */
+ * committed and never written grew its page tables by 57 MiB in 36 s. */
 static bool holds(struct tier_mapping *m, uintptr_t start, uintptr_t end)
 {
 	struct tier_block *blk = &m->blocks[(start - m->base) >> TIER_BLOCK_SHIFT];
-	uint32_t plc = atomic_load_explicit(&blk->placements, memory_order_relaxed) + 1;
-	if (blk->held_plc == plc)
+	if (seen_held(blk))
 		return true;
-	struct pm_scan_arg a = {
-		.size = sizeof(a),
-		.start = start,
-		.end = end,
-		.vec = (uintptr_t)pm_vec,
-		.vec_len = 1,
-		.max_pages = 1,
-		.category_anyof_mask = PAGE_IS_PRESENT | PAGE_IS_SWAPPED,
-		.return_mask = PAGE_IS_PRESENT | PAGE_IS_SWAPPED,
-	};
-	if (ioctl(pm.pagemap, PAGEMAP_SCAN, &a) == 0)
+	uint64_t walk_end;
+	if (present(start, end, pm_vec, 1, 1, &walk_end) == 0)
 		return false;
-	blk->held_plc = plc; /* or an error: protect as before */
+	set_held(blk); /* or an error: protect as before */
 	return true;
 }
 
@@ -223,37 +245,26 @@ static bool pm_arm(struct tier_mapping *m, uintptr_t start, uintptr_t end)
 }
 
 /* Which of n blocks from block b hold a page: those seen holding one
- * since their placement without a call, the others by one scan a run
- * (no protection, so no page table built and no TLB shootdown; a range
- * never touched costs the walk of its empty upper levels). */
+ * without a call, the others by one scan a run of them (a range never
+ * touched costs the walk of its empty upper levels). */
 static uint64_t pm_held(struct tier_mapping *m, uint32_t b, uint32_t n)
 {
 	uint64_t held = 0;
 	struct page_region v[16];
 	for (uint32_t i = 0; i < n;) {
-		struct tier_block *blk = &m->blocks[b + i];
-		if (blk->held_plc == atomic_load_explicit(&blk->placements, memory_order_relaxed) + 1) {
+		if (seen_held(&m->blocks[b + i])) {
 			held |= 1ull << i++;
 			continue;
 		}
 		uint32_t j = i + 1; /* the run of blocks not known to hold one */
-		while (j < n && m->blocks[b + j].held_plc !=
-				    atomic_load_explicit(&m->blocks[b + j].placements, memory_order_relaxed) + 1)
+		while (j < n && !seen_held(&m->blocks[b + j]))
 			j++;
 		uintptr_t lo = tier_block_addr(m, b + i), hi = tier_block_addr(m, b + j);
 		if (hi > m->base + m->size)
 			hi = m->base + m->size;
 		while (lo < hi) {
-			struct pm_scan_arg a = {
-				.size = sizeof(a),
-				.start = lo,
-				.end = hi,
-				.vec = (uintptr_t)v,
-				.vec_len = sizeof(v) / sizeof(v[0]),
-				.category_anyof_mask = PAGE_IS_PRESENT | PAGE_IS_SWAPPED,
-				.return_mask = PAGE_IS_PRESENT | PAGE_IS_SWAPPED,
-			};
-			long got = ioctl(pm.pagemap, PAGEMAP_SCAN, &a);
+			uint64_t walk_end;
+			long got = present(lo, hi, v, sizeof(v) / sizeof(v[0]), 0, &walk_end);
 			if (got < 0) { /* as if all held: they are looked at as before */
 				for (uint32_t k = i; k < j; k++)
 					held |= 1ull << k;
@@ -264,12 +275,11 @@ static uint64_t pm_held(struct tier_mapping *m, uint32_t b, uint32_t n)
 				     x = tier_align_down(x, TIER_BLOCK) + TIER_BLOCK) {
 					uint32_t k = (uint32_t)((x - m->base) >> TIER_BLOCK_SHIFT) - b;
 					held |= 1ull << k;
-					m->blocks[b + k].held_plc =
-						atomic_load_explicit(&m->blocks[b + k].placements, memory_order_relaxed) + 1;
+					set_held(&m->blocks[b + k]);
 				}
-			if (a.walk_end <= lo)
+			if (walk_end <= lo)
 				break;
-			lo = a.walk_end;
+			lo = walk_end;
 		}
 		i = j;
 	}

@@ -146,6 +146,17 @@ static void arm_charge(struct tier_mapping *m, uint32_t b, uintptr_t lo, uintptr
 	}
 }
 
+/* Charge the part [lo, hi) of block b that a measure just re-armed: a
+ * part that was not armed (it held no page) got nothing protected by that
+ * measure, so it is armed now if it holds pages. */
+static void charge_rearmed(struct tier_mapping *m, uint32_t b, uintptr_t lo, uintptr_t hi, int kind, bool was_unarmed)
+{
+	if (was_unarmed)
+		arm_charge(m, b, lo, hi, kind);
+	else
+		charge(&m->blocks[b], kind);
+}
+
 /* Arm a slice of n pages of block b, at a place that depends on the
  * block (the slice is a sample of it). */
 static void arm_at(struct tier_mapping *m, uint32_t b, uint32_t n, int kind)
@@ -260,10 +271,7 @@ static void visit_pages(struct tier_mapping *m, uint32_t b, struct tier_ph *e, b
 	}
 	tier_mon_fold(m, b, true, sweep);
 	blk->pull_period = tier_mon.period;
-	if (unarmed) /* the measure armed it if it holds pages now */
-		arm_charge(m, b, lo, hi, EXPECT_PAGES);
-	else
-		charge(blk, EXPECT_PAGES);
+	charge_rearmed(m, b, lo, hi, EXPECT_PAGES, unarmed);
 	tier_mon_ph_decide(m, b, e, (double)found / w);
 }
 
@@ -338,10 +346,7 @@ static void visit(struct tier_mapping *m, uint32_t b, bool pull, bool sweep)
 			arm_slice(m, b, n);
 			return;
 		}
-		if (unarmed) /* the measure armed it if it holds pages now */
-			arm_charge(m, b, lo, hi, EXPECT_SLICE);
-		else
-			charge(blk, EXPECT_SLICE);
+		charge_rearmed(m, b, lo, hi, EXPECT_SLICE, unarmed);
 		/* all written: a long window says little, a one-period one
 		 * resolves rates up to a few writes per page per period, and a
 		 * block known to be faster than that needs a short one.  So
